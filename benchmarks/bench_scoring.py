@@ -1,0 +1,97 @@
+"""Throughput of the batched label scorer against REV's released per-example evaluation loop.
+
+REV's released scoring (shared/REFERENCE-IMPLEMENTATIONS.md) handles one example at a time: a
+``generate()`` call whose output is only written to a file, then a teacher-forced forward pass.
+This script runs both on the same model and the same e-SNLI test inputs (r ⊕ b, gold labels),
+checks that they give the same log-probabilities, and prints and saves examples/s and the ratio.
+
+    python benchmarks/bench_scoring.py --n-examples 500 --output benchmarks/results/scoring.json
+
+With a random-init preset, ``generate`` is capped at the longest label's token count, which is
+what a trained evaluator emits; pass ``--model <dir saved with save_pretrained>`` to time a
+trained evaluator instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from larev_hf.data import add_baselines, add_variants, load_examples, make_baseline_builder  # noqa: E402
+from larev_hf.io import write_json  # noqa: E402
+from larev_hf.modeling import build_model, build_tokenizer, get_input_format, load_evaluator, score_labels  # noqa: E402
+
+
+def rev_reference_loop(model, tokenizer, inputs, labels, max_new_tokens):
+    """REV's released evaluation, one example at a time: generate, then a teacher-forced forward."""
+    sums = np.zeros(len(inputs))
+    with torch.no_grad():
+        for i, (text, label) in enumerate(zip(inputs, labels, strict=True)):
+            enc = tokenizer(text, return_tensors="pt")
+            model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False)
+            label_ids = tokenizer(text_target=label, return_tensors="pt")["input_ids"]
+            logits = model(**enc, labels=label_ids).logits
+            log_probs = torch.log_softmax(logits.float(), dim=-1).gather(-1, label_ids.unsqueeze(-1)).squeeze(-1)
+            sums[i] = float(log_probs.sum())
+    return sums
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "esnli"))
+    parser.add_argument("--n-examples", type=int, default=500)
+    parser.add_argument("--backbone", default="t5-tiny")
+    parser.add_argument("--model", default=None, help="a trained evaluator directory (default: a random-init preset)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--output", default="benchmarks/results/scoring.json")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+
+    test = add_variants(add_baselines(load_examples("esnli", args.data_dir, "test", max_examples=args.n_examples),
+                                      make_baseline_builder("template", seed=0)))
+    fmt = get_input_format("larev")
+    inputs = [fmt.rationale_input(r, b) for r, b in zip(test["rationale"], test["baseline"], strict=True)]
+    labels = list(test["label"])
+    if args.model:
+        model, tokenizer = load_evaluator(args.model, device="cpu")
+    else:
+        tokenizer = build_tokenizer(args.backbone, inputs + labels)
+        model = build_model(args.backbone, tokenizer, seed=0).eval()
+    max_new_tokens = max(len(tokenizer(text_target=label)["input_ids"]) for label in set(labels))
+
+    score_labels(model, tokenizer, inputs[:8], labels[:8])  # warm-up
+    start = time.perf_counter()
+    batched = score_labels(model, tokenizer, inputs, labels, batch_size=args.batch_size).sum
+    batched_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    reference = rev_reference_loop(model, tokenizer, inputs, labels, max_new_tokens)
+    reference_seconds = time.perf_counter() - start
+
+    result = {
+        "benchmark": "label scoring throughput",
+        "backbone": args.model or args.backbone,
+        "n_examples": len(inputs),
+        "batch_size": args.batch_size,
+        "torch_threads": torch.get_num_threads(),
+        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+        "batched_examples_per_s": len(inputs) / batched_seconds,
+        "rev_loop_examples_per_s": len(inputs) / reference_seconds,
+        "speedup": reference_seconds / batched_seconds,
+        "max_abs_difference": float(np.max(np.abs(batched - reference))),
+        "target_speedup": 20.0,
+    }
+    print(json.dumps(result, indent=2))
+    write_json(args.output, result)
+
+
+if __name__ == "__main__":
+    main()

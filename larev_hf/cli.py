@@ -1,0 +1,98 @@
+"""The ``larev-hf`` command line: ``demo``, ``run`` and ``evaluate``.
+
+    larev-hf demo --output-dir runs/demo
+    larev-hf run --method rev --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/esnli-rev
+    larev-hf evaluate --run-dir runs/esnli-rev --data-file my_rationales/test.jsonl --output-dir runs/esnli-rev/eval
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+
+from larev_hf.io import DataError
+
+DATASETS = ("esnli", "cose", "strategyqa", "ecqa", "synthetic", "jsonl")
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    from larev_hf.modeling import PRESETS
+    from larev_hf.pipeline import METHODS
+
+    parser.add_argument("--method", default="rev", choices=(*METHODS, "all"), help="metric(s) to train and report")
+    parser.add_argument("--dataset", default="synthetic", choices=DATASETS, help="dataset kind")
+    parser.add_argument("--data-dir", default=None, help="local directory with {train,validation,test}.jsonl, or a Hub dataset name")
+    parser.add_argument("--output-dir", required=True, help="run directory (created; a rerun resumes it)")
+    parser.add_argument("--backbone", default="t5-tiny",
+                        help=f"an offline preset ({', '.join(PRESETS)}) or any HF seq2seq checkpoint name or path (t5-large, facebook/bart-large)")
+    parser.add_argument("--baseline-builder", default="template", help="'template' (offline rules) or an HF model: 'paraphrase:<name>' / 'qa2d:<name>'")
+    parser.add_argument("--input-format", default="larev", choices=("larev", "rev"), help="encoder text template (see docs)")
+    parser.add_argument("--reduction", default="sum", choices=("sum", "mean"), help="log p(y|·) as the summed (default) or REV's mean token log-prob")
+    parser.add_argument("--max-train-examples", type=int, default=None, help="use the first N training examples")
+    parser.add_argument("--max-eval-examples", type=int, default=None, help="use the first N validation/test examples")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--learning-rate", type=float, default=None, help="default: the backbone's (1e-3 presets, 3e-5 pretrained)")
+    parser.add_argument("--num-train-epochs", type=float, default=None)
+    parser.add_argument("--batch-size", type=int, default=None)
+    parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for the 95%% intervals")
+
+
+def _config_from_args(args: argparse.Namespace):
+    from larev_hf.pipeline import RunConfig
+
+    return RunConfig(
+        dataset=args.dataset, data_dir=args.data_dir, method=args.method, backbone=args.backbone,
+        baseline_builder=args.baseline_builder, input_format=args.input_format, reduction=args.reduction,
+        max_train_examples=args.max_train_examples, max_eval_examples=args.max_eval_examples, seed=args.seed,
+        learning_rate=args.learning_rate, num_train_epochs=args.num_train_epochs, batch_size=args.batch_size,
+        n_boot=args.n_boot,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="larev-hf", description="Leakage-aware evaluation of free-text rationales.")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars or stage logs")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="the whole pipeline on the embedded synthetic task (offline, CPU, minutes)")
+    demo.add_argument("--output-dir", required=True)
+    demo.add_argument("--seed", type=int, default=0)
+
+    run = commands.add_parser("run", help="train the evaluators on a dataset and report on its test split")
+    _add_run_arguments(run)
+
+    evaluate = commands.add_parser("evaluate", help="score another data file with a trained run (no retraining)")
+    evaluate.add_argument("--run-dir", required=True)
+    evaluate.add_argument("--data-file", required=True, help="a file of the run's dataset kind, e.g. .../test.jsonl")
+    evaluate.add_argument("--output-dir", required=True)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    from larev_hf.pipeline import Run, RunConfig, dumps_summary
+
+    progress = not args.quiet
+    start = time.perf_counter()
+    try:
+        if args.command == "demo":
+            config = RunConfig(dataset="synthetic", method="all", backbone="t5-tiny", seed=args.seed)
+            report = Run(config, args.output_dir, progress).execute()
+        elif args.command == "run":
+            report = Run(_config_from_args(args), args.output_dir, progress).execute()
+        else:
+            report = Run.load(args.run_dir, progress).evaluate_file(args.data_file, args.output_dir)
+            args.output_dir = args.output_dir
+    except (DataError, FileNotFoundError, ValueError) as error:
+        print(f"larev-hf: error: {error}", file=sys.stderr)
+        return 2
+    print(dumps_summary(report))
+    print(f"report: {args.output_dir}/report.md  ({time.perf_counter() - start:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

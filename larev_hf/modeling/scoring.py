@@ -1,0 +1,136 @@
+"""Batched label scoring: log p(y | input) of a seq2seq evaluator under teacher forcing.
+
+One routine serves every metric (REV, LAREV, RoRA, accuracy). For each (input, label) pair it
+returns the sum, the mean and the count of the label's token log-probabilities, where the
+label's tokens include the end-of-sequence token, as in REV's released code. The sum is
+log p(y | input), our default; REV's code reports the mean (``reduction="mean"`` for parity, see
+``shared/REFERENCE-IMPLEMENTATIONS.md``). No ``generate`` call is made; pairs are sorted by
+length so each batch carries little padding; log-softmax runs in fp32 so fp16/bf16 models stay
+finite; results come back in input order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+REDUCTIONS = ("sum", "mean")
+
+
+@dataclass
+class LabelScores:
+    """Per-example log-probabilities of the label (natural log, nats)."""
+
+    sum: np.ndarray
+    mean: np.ndarray
+    n_tokens: np.ndarray
+
+    def reduce(self, reduction: str = "sum") -> np.ndarray:
+        """The per-example score under ``reduction`` ("sum" = log p(y|·), "mean" = REV's per-token mean)."""
+        if reduction not in REDUCTIONS:
+            raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+        return self.sum if reduction == "sum" else self.mean
+
+
+def _tokenize(tokenizer: PreTrainedTokenizerBase, texts: Sequence[str], max_length: int, target: bool) -> list[list[int]]:
+    kwargs = {"text_target": list(texts)} if target else {"text": list(texts)}
+    return tokenizer(**kwargs, truncation=True, max_length=max_length)["input_ids"]
+
+
+def _pad(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(row) for row in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        mask[i, : len(row)] = 1
+    return ids, mask
+
+
+def decoder_inputs(model: PreTrainedModel, labels: torch.Tensor) -> torch.Tensor:
+    """Teacher-forcing decoder inputs: the labels shifted right with the model's start token."""
+    return model.prepare_decoder_input_ids_from_labels(labels=labels)
+
+
+@torch.inference_mode()
+def score_labels(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    inputs: Sequence[str],
+    labels: Sequence[str],
+    *,
+    batch_size: int = 64,
+    max_input_length: int = 512,
+    max_label_length: int = 32,
+    progress: bool = False,
+    desc: str = "scoring",
+) -> LabelScores:
+    """Score ``labels[i]`` given ``inputs[i]`` for every i with teacher forcing.
+
+    Args:
+        model (`PreTrainedModel`): a seq2seq model (T5, BART, ...); its device and dtype are used as they are.
+        tokenizer (`PreTrainedTokenizerBase`): the model's tokenizer; labels are encoded as targets.
+        inputs (`Sequence[str]`): encoder inputs.
+        labels (`Sequence[str]`): label texts, one per input.
+        batch_size (`int`, *optional*, defaults to 64): pairs per forward pass.
+        progress (`bool`, *optional*, defaults to `False`): show a progress bar.
+
+    Returns:
+        `LabelScores`: per-example sum, mean and token count of log p(label token | input, previous tokens).
+    """
+    if len(inputs) != len(labels):
+        raise ValueError(f"got {len(inputs)} inputs but {len(labels)} labels; expected one label per input")
+    n = len(inputs)
+    sums, counts = np.zeros(n, dtype=np.float64), np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return LabelScores(sums, sums.copy(), counts)
+    source_ids = _tokenize(tokenizer, inputs, max_input_length, target=False)
+    target_ids = _tokenize(tokenizer, labels, max_label_length, target=True)
+    # Length bucketing: longest first so the first batch shows any out-of-memory at once.
+    order = sorted(range(n), key=lambda i: (len(source_ids[i]), len(target_ids[i])), reverse=True)
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    for start in tqdm(range(0, n, batch_size), desc=desc, disable=not progress, unit="batch"):
+        batch = order[start : start + batch_size]
+        input_ids, attention_mask = _pad([source_ids[i] for i in batch], pad_id)
+        label_ids, label_mask = _pad([target_ids[i] for i in batch], pad_id)
+        masked_labels = label_ids.masked_fill(label_mask == 0, -100).to(device)
+        logits = model(
+            input_ids=input_ids.to(device),
+            attention_mask=attention_mask.to(device),
+            decoder_input_ids=decoder_inputs(model, masked_labels),
+        ).logits
+        log_probs = torch.log_softmax(logits.float(), dim=-1)
+        token_log_probs = log_probs.gather(-1, label_ids.to(device).unsqueeze(-1)).squeeze(-1)
+        token_log_probs = token_log_probs * label_mask.to(device)
+        sums[batch] = token_log_probs.sum(-1).double().cpu().numpy()
+        counts[batch] = label_mask.sum(-1).numpy()
+    model.train(was_training)
+    return LabelScores(sum=sums, mean=sums / np.maximum(counts, 1), n_tokens=counts)
+
+
+def predict_choices(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    inputs: Sequence[str],
+    choices: Sequence[Sequence[str]],
+    *,
+    reduction: str = "sum",
+    **score_kwargs,
+) -> list[int]:
+    """Index of the most probable choice per input (argmax over the choices' label log-probabilities)."""
+    flat_inputs = [text for text, options in zip(inputs, choices, strict=True) for _ in options]
+    flat_labels = [option for options in choices for option in options]
+    flat = score_labels(model, tokenizer, flat_inputs, flat_labels, **score_kwargs).reduce(reduction)
+    predictions, offset = [], 0
+    for options in choices:
+        predictions.append(int(np.argmax(flat[offset : offset + len(options)])))
+        offset += len(options)
+    return predictions

@@ -1,0 +1,43 @@
+"""Named input formats of the evaluators: how r and b become encoder text.
+
+``"larev"`` (default) is the thesis's r + b: the rationale then the baseline, one space apart
+(thesis eq. 4.4); the baseline model sees b alone. ``"rev"`` reproduces REV's released code
+(``"[rationale] {r} {b} [answer]"``; see ``shared/REFERENCE-IMPLEMENTATIONS.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class InputFormat:
+    """Encoder templates for the rationale-augmented model (``with_rationale``) and the baseline model."""
+
+    name: str
+    with_rationale: str
+    baseline_only: str
+
+    def rationale_input(self, rationale: str, baseline: str) -> str:
+        """Encoder text of Φ / Φ_LA: r ⊕ b."""
+        return self.with_rationale.format(rationale=rationale.strip(), baseline=baseline.strip()).strip()
+
+    def baseline_input(self, baseline: str) -> str:
+        """Encoder text of Φ_base: b alone."""
+        return self.baseline_only.format(baseline=baseline.strip()).strip()
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+INPUT_FORMATS: dict[str, InputFormat] = {
+    "larev": InputFormat("larev", "{rationale} {baseline}", "{baseline}"),
+    "rev": InputFormat("rev", "[rationale] {rationale} {baseline} [answer]", "[rationale] {baseline} [answer]"),
+}
+
+
+def get_input_format(name: str) -> InputFormat:
+    """Look up a named input format."""
+    if name not in INPUT_FORMATS:
+        raise ValueError(f"unknown input format {name!r}; expected one of {sorted(INPUT_FORMATS)}")
+    return INPUT_FORMATS[name]

@@ -1,0 +1,317 @@
+"""The run pipeline: data → evaluators → scores → report, one resumable stage at a time.
+
+Each stage writes its artifacts into the run directory and then a marker
+``stages/<name>.done``; a rerun skips every stage whose marker exists, so an interrupted run
+resumes where it stopped (training stages also resume from their last epoch checkpoint).
+REV needs the stages ``data``, ``tokenizer``, ``phi_base``, ``phi``, ``score`` and ``report``
+(REV §2-3; thesis algorithm A.1 steps 1-5 and 10).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from larev_hf.data import add_baselines, add_variants, load_examples, make_baseline_builder
+from larev_hf.data.variants import build_variants
+from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
+from larev_hf.modeling import (
+    build_model,
+    build_tokenizer,
+    get_input_format,
+    is_preset,
+    load_evaluator,
+    predict_choices,
+    training_defaults,
+)
+from larev_hf.report import write_report
+from larev_hf.scores import VARIANTS, ConditionalVScorer, summarize_variants
+from larev_hf.training import TrainSettings, train_seq2seq
+
+logger = logging.getLogger(__name__)
+
+SPLITS = ("train", "validation", "test")
+METHODS = ("rev",)
+#: The rationale-augmented model each method scores with (Φ_base is shared by all of them).
+METHOD_MODELS = {"rev": "phi"}
+
+
+@dataclass
+class RunConfig:
+    """Everything that defines a run; saved as ``run_config.json`` and checked on resume."""
+
+    dataset: str = "synthetic"
+    data_dir: str | None = None
+    method: str = "rev"
+    backbone: str = "t5-tiny"
+    baseline_builder: str = "template"
+    input_format: str = "larev"
+    reduction: str = "sum"
+    max_train_examples: int | None = None
+    max_eval_examples: int | None = None
+    seed: int = 0
+    learning_rate: float | None = None
+    num_train_epochs: float | None = None
+    batch_size: int | None = None
+    eval_batch_size: int = 64
+    n_boot: int = 1000
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.method not in (*METHODS, "all"):
+            raise ValueError(f"method {self.method!r} is not available; expected one of {(*METHODS, 'all')}")
+        if self.reduction not in ("sum", "mean"):
+            raise ValueError(f"reduction must be 'sum' or 'mean', got {self.reduction!r}")
+        get_input_format(self.input_format)
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        return METHODS if self.method == "all" else (self.method,)
+
+    def train_settings(self, progress: bool = True) -> TrainSettings:
+        defaults = training_defaults(self.backbone)
+        return TrainSettings(
+            learning_rate=self.learning_rate or defaults["learning_rate"],
+            num_train_epochs=self.num_train_epochs or defaults["num_train_epochs"],
+            batch_size=self.batch_size or int(defaults["batch_size"]),
+            seed=self.seed,
+            progress=progress,
+        )
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> RunConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})
+
+
+class Run:
+    """A run directory and its stages. ``Run(config, output_dir).execute()`` does the whole job."""
+
+    def __init__(self, config: RunConfig, output_dir: str | os.PathLike, progress: bool = True) -> None:
+        self.config = config
+        self.dir = Path(output_dir)
+        self.progress = progress
+        self.timings: dict[str, float] = {}
+        self._models: dict[str, Any] = {}
+
+    # ----------------------------------------------------------------- bookkeeping
+    def path(self, *parts: str) -> Path:
+        return self.dir.joinpath(*parts)
+
+    def is_done(self, stage: str) -> bool:
+        return self.path("stages", f"{stage}.done").is_file()
+
+    def run_stage(self, stage: str, function: Callable[[], None]) -> None:
+        """Run ``function`` unless the stage's marker exists; record its wall time."""
+        if self.is_done(stage):
+            logger.info("stage %s: done earlier, skipped", stage)
+            return
+        logger.info("stage %s: running", stage)
+        start = time.perf_counter()
+        function()
+        self.timings[stage] = time.perf_counter() - start
+        write_json(self.path("stages", f"{stage}.done"), {"seconds": self.timings[stage]})
+
+    def check_config(self) -> None:
+        """Refuse to resume a run directory made with different settings (results would mix)."""
+        saved_path = self.path("run_config.json")
+        current = asdict(self.config)
+        if saved_path.is_file():
+            saved = read_json(saved_path)
+            differing = sorted(k for k in current if k not in ("method", "extra") and saved.get(k) != current[k])
+            if differing:
+                raise ValueError(
+                    f"{self.dir} holds a run with different settings ({', '.join(differing)}); "
+                    "use a new --output-dir or delete the old run"
+                )
+        write_json(saved_path, current)
+
+    # ----------------------------------------------------------------- data
+    def split_records(self, split: str) -> list[dict[str, Any]]:
+        return [record for _, record in read_jsonl(self.path("data", f"{split}.jsonl"))]
+
+    def stage_data(self) -> None:
+        """Load the splits, build baselines b everywhere and the rationale variants (thesis A.1 steps 1-3)."""
+        cfg = self.config
+        builder = make_baseline_builder(cfg.baseline_builder, seed=cfg.seed)
+        for split in SPLITS:
+            limit = cfg.max_train_examples if split == "train" else cfg.max_eval_examples
+            dataset = load_examples(cfg.dataset, cfg.data_dir, split, max_examples=limit, seed=cfg.seed)
+            dataset = add_variants(add_baselines(dataset, builder))
+            write_jsonl(self.path("data", f"{split}.jsonl"), dataset.to_list())
+        write_json(self.path("data", "baseline_builder.json"), builder.to_config())
+
+    def stage_tokenizer(self) -> None:
+        """Train the preset's tokenizer on the training text (or save the checkpoint's own)."""
+        texts = None
+        if is_preset(self.config.backbone):
+            texts = []
+            for record in self.split_records("train"):
+                texts += [record["baseline"], record["rationale"], *record["choices"], *build_variants(record).values()]
+        build_tokenizer(self.config.backbone, texts).save_pretrained(self.path("tokenizer"))
+
+    # ----------------------------------------------------------------- models
+    def tokenizer(self):
+        from transformers import AutoTokenizer
+
+        if "tokenizer" not in self._models:
+            self._models["tokenizer"] = AutoTokenizer.from_pretrained(self.path("tokenizer"))
+        return self._models["tokenizer"]
+
+    def model(self, name: str):
+        """A trained model of this run, loaded from ``models/<name>`` (cached)."""
+        if name not in self._models:
+            self._models[name], _ = load_evaluator(self.path("models", name))
+        return self._models[name]
+
+    def train_evaluator(self, name: str, sources: list[str], targets: list[str]) -> None:
+        model = build_model(self.config.backbone, self.tokenizer(), seed=self.config.seed)
+        train_seq2seq(model, self.tokenizer(), sources, targets, self.path("models", name),
+                      self.config.train_settings(self.progress))
+
+    def stage_phi_base(self) -> None:
+        """Φ_base on b → y (REV's g′; thesis A.1 step 4)."""
+        fmt, train = get_input_format(self.config.input_format), self.split_records("train")
+        self.train_evaluator("phi_base", [fmt.baseline_input(r["baseline"]) for r in train], [r["label"] for r in train])
+
+    def stage_phi(self) -> None:
+        """Φ on r ⊕ b → y with the gold rationale (REV's g; thesis A.1 step 5)."""
+        fmt, train = get_input_format(self.config.input_format), self.split_records("train")
+        self.train_evaluator(
+            "phi", [fmt.rationale_input(r["rationale"], r["baseline"]) for r in train], [r["label"] for r in train]
+        )
+
+    # ----------------------------------------------------------------- scoring
+    def score_records(self, records: list[dict[str, Any]], methods: tuple[str, ...]) -> tuple[dict, list[dict]]:
+        """Pointwise scores of every variant under every method, plus evaluator accuracies."""
+        cfg, fmt = self.config, get_input_format(self.config.input_format)
+        labels = [r["label"] for r in records]
+        baselines = [r["baseline"] for r in records]
+        choices = [r["choices"] for r in records]
+        rows = [{"id": r["id"], "label": r["label"]} for r in records]
+        scores: dict[str, dict[str, np.ndarray]] = {}
+        accuracy: dict[str, dict[str, float]] = {}
+        kwargs = {"batch_size": cfg.eval_batch_size, "reduction": cfg.reduction}
+        base_predictions = predict_choices(self.model("phi_base"), self.tokenizer(),
+                                           [fmt.baseline_input(b) for b in baselines], choices, **kwargs)
+        accuracy["phi_base"] = {"baseline": _accuracy(base_predictions, choices, labels)}
+        base_log_probs = None
+        for method in methods:
+            model_name = METHOD_MODELS[method]
+            scorer = ConditionalVScorer(self.model("phi_base"), self.model(model_name), self.tokenizer(), fmt,
+                                        cfg.reduction, cfg.eval_batch_size)
+            if base_log_probs is None:
+                base_log_probs = scorer.baseline_log_probs(baselines, labels, self.progress)
+                for row, value in zip(rows, base_log_probs, strict=True):
+                    row["log_p_baseline"] = float(value)
+            scores[method] = {}
+            accuracy.setdefault(model_name, {})
+            for variant in VARIANTS:
+                rationales = [r[f"rationale_{variant}"] for r in records]
+                result = scorer.score(rationales, baselines, labels, base_log_probs, self.progress)
+                scores[method][variant] = result.scores
+                for row, value in zip(rows, result.scores, strict=True):
+                    row[f"{method}/{variant}"] = float(value)
+                if variant not in accuracy[model_name]:
+                    inputs = [fmt.rationale_input(r, b) for r, b in zip(rationales, baselines, strict=True)]
+                    predictions = predict_choices(self.model(model_name), self.tokenizer(), inputs, choices, **kwargs)
+                    accuracy[model_name][variant] = _accuracy(predictions, choices, labels)
+        summary = {method: summarize_variants(scores[method], n_boot=cfg.n_boot, seed=cfg.seed) for method in methods}
+        return {"methods": summary, "accuracy": accuracy}, rows
+
+    def stage_score(self) -> None:
+        summary, rows = self.score_records(self.split_records("test"), self.config.methods)
+        write_jsonl(self.path("scores", "test_scores.jsonl"), rows)
+        write_json(self.path("scores", "test_summary.json"), summary)
+
+    def stage_report(self) -> None:
+        summary = read_json(self.path("scores", "test_summary.json"))
+        self.write_report(summary, "test", len(self.split_records("test")), self.dir)
+
+    def write_report(self, summary: dict, split: str, n_examples: int, output_dir: Path) -> dict:
+        timings = {}
+        for marker in sorted(self.path("stages").glob("*.done")):
+            timings[marker.stem] = read_json(marker)["seconds"]
+        report = {
+            "dataset": self.config.dataset,
+            "split": split,
+            "n_examples": n_examples,
+            **summary,
+            "settings": asdict(self.config),
+            "timings": timings,
+        }
+        write_report(report, output_dir)
+        return report
+
+    # ----------------------------------------------------------------- entry points
+    def stages(self) -> list[tuple[str, Callable[[], None]]]:
+        return [
+            ("data", self.stage_data),
+            ("tokenizer", self.stage_tokenizer),
+            ("phi_base", self.stage_phi_base),
+            ("phi", self.stage_phi),
+            ("score", self.stage_score),
+            ("report", self.stage_report),
+        ]
+
+    def execute(self) -> dict:
+        """Run (or resume) every stage and return the report."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.check_config()
+        for name, function in self.stages():
+            self.run_stage(name, function)
+        return read_json(self.path("report.json"))
+
+    def evaluate_file(self, data_file: str | os.PathLike, output_dir: str | os.PathLike) -> dict:
+        """Score another file of the same dataset kind with this run's trained models (no retraining)."""
+        data_file = Path(data_file)
+        missing = [stage for stage in ("tokenizer", "phi_base", "phi") if not self.is_done(stage)]
+        if missing:
+            raise FileNotFoundError(f"{self.dir}: stages {missing} have not finished; run `larev-hf run` first")
+        cfg = self.config
+        source, split = (str(data_file.parent), data_file.stem) if data_file.is_file() else (str(data_file), "test")
+        builder = make_baseline_builder(cfg.baseline_builder, seed=cfg.seed)
+        dataset = add_variants(add_baselines(load_examples(cfg.dataset, source, split, seed=cfg.seed), builder))
+        records = dataset.to_list()
+        summary, rows = self.score_records(records, cfg.methods)
+        output_dir = Path(output_dir)
+        write_jsonl(output_dir / "scores.jsonl", rows)
+        return self.write_report(summary, split, len(records), output_dir)
+
+    @classmethod
+    def load(cls, run_dir: str | os.PathLike, progress: bool = True) -> Run:
+        """Open an existing run directory."""
+        config_path = Path(run_dir) / "run_config.json"
+        if not config_path.is_file():
+            raise FileNotFoundError(f"{run_dir}: no run_config.json; expected a directory made by `larev-hf run`")
+        return cls(RunConfig.from_dict(read_json(config_path)), run_dir, progress)
+
+
+def _accuracy(predictions: list[int], choices: list[list[str]], labels: list[str]) -> float:
+    return float(np.mean([options[p] == label for p, options, label in zip(predictions, choices, labels, strict=True)]))
+
+
+def run_pipeline(config: RunConfig, output_dir: str | os.PathLike, progress: bool = True) -> dict:
+    """Train and report one run; see :class:`Run`."""
+    return Run(config, output_dir, progress).execute()
+
+
+def dumps_summary(report: dict) -> str:
+    """A one-screen text summary of a report for the console."""
+    lines = [f"{report['dataset']} / {report['split']} (n = {report['n_examples']})"]
+    for method, entry in report["methods"].items():
+        seps = entry["separations"]
+        lines.append(
+            f"  {method.upper():6s} gold {entry['absolute']['gold']:+.3f} | Gold−Leaky {seps['gold_minus_leaky']:+.3f} "
+            f"Gold−GoldLeaky {seps['gold_minus_gold_leaky']:+.3f} Gold−Vacuous {seps['gold_minus_vacuous']:+.3f} "
+            f"SUM {seps['sum']:+.3f}"
+        )
+    return "\n".join(lines) + "\n" + json.dumps(report.get("accuracy", {}))

@@ -1,0 +1,111 @@
+"""Reports in the thesis's layout: ``report.json``, ``report.md`` and a bar chart PNG.
+
+``report.json`` always has ``{"dataset", "split", "n_examples", "methods": {METHOD: {"absolute",
+"separations", "ci95", "win_rate"}}}`` (see :func:`larev_hf.scores.summarize_variants`);
+optional keys: ``accuracy`` (evaluator accuracy per model and variant, thesis table 5.7),
+``ablations``, ``settings`` and ``timings``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from larev_hf.io import atomic_path, write_json, write_text
+from larev_hf.scores.stats import DEGRADED, SEPARATIONS, VARIANTS
+
+VARIANT_TITLES = {"gold": "Gold", "gold_leaky": "Gold-Leaky", "vacuous": "Vacuous", "leaky": "Leaky"}
+SEPARATION_TITLES = {
+    "gold_minus_leaky": "Gold − Leaky",
+    "gold_minus_gold_leaky": "Gold − Gold-Leaky",
+    "gold_minus_vacuous": "Gold − Vacuous",
+    "sum": "SUM",
+}
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """Markdown tables: absolute scores, separations with 95% intervals, win rates, accuracy, ablations."""
+    methods = report["methods"]
+    out = [f"# Rationale evaluation report: {report['dataset']} ({report['split']}, n = {report['n_examples']})", ""]
+    out += ["## Absolute scores (nats; thesis tables 5.3 / 5.9)", ""]
+    out.append(_table(["Method"] + [VARIANT_TITLES[v] for v in VARIANTS],
+                      [[name.upper()] + [_fmt(entry["absolute"][v]) for v in VARIANTS] for name, entry in methods.items()]))
+    out += ["", "## Gold − variant separations, mean [95% bootstrap interval] (thesis tables 5.4 / 5.10)", ""]
+    out.append(_table(
+        ["Method"] + [SEPARATION_TITLES[k] for k in SEPARATIONS],
+        [[name.upper()] + [f"{_fmt(e['separations'][k])} [{_fmt(e['ci95'][k][0])}, {_fmt(e['ci95'][k][1])}]" for k in SEPARATIONS]
+         for name, e in methods.items()],
+    ))
+    out += ["", "## Share of examples where Gold scores higher than the variant", ""]
+    out.append(_table(["Method"] + [VARIANT_TITLES[v] for v in DEGRADED],
+                      [[name.upper()] + [f"{100 * e['win_rate'][v]:.1f}%" for v in DEGRADED] for name, e in methods.items()]))
+    if report.get("accuracy"):
+        out += ["", "## Evaluator accuracy on the test split (%; thesis table 5.7)", ""]
+        columns = sorted({key for values in report["accuracy"].values() for key in values}, key=_accuracy_order)
+        out.append(_table(["Model"] + [VARIANT_TITLES.get(c, c) for c in columns],
+                          [[model] + [f"{100 * values[c]:.2f}" if c in values else "" for c in columns]
+                           for model, values in report["accuracy"].items()]))
+    if report.get("ablations"):
+        out += ["", "## Ablations (thesis table 5.6)", ""]
+        out.append(_table(["Setting", "λ_IRM", "λ_probe"] + [SEPARATION_TITLES[k] for k in SEPARATIONS],
+                          [[name, str(a.get("lambda_irm", "n/a")), str(a.get("lambda_probe", "n/a"))]
+                           + [_fmt(a["separations"][k]) for k in SEPARATIONS] for name, a in report["ablations"].items()]))
+    if report.get("timings"):
+        out += ["", "## Wall time per stage (s)", ""]
+        out.append(_table(["Stage", "Seconds"], [[k, f"{v:.1f}"] for k, v in report["timings"].items()]))
+    return "\n".join(out) + "\n"
+
+
+def _accuracy_order(column: str) -> int:
+    order = ["baseline", *VARIANTS]
+    return order.index(column) if column in order else len(order)
+
+
+def plot_separations(report: dict[str, Any], path: str | os.PathLike) -> None:
+    """Grouped bar chart of Gold − variant separations per method with 95% intervals (thesis figure 5.1)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    methods = report["methods"]
+    keys = [k for k in SEPARATIONS if k != "sum"]
+    width = 0.8 / max(len(methods), 1)
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
+    for i, (name, entry) in enumerate(methods.items()):
+        means = np.array([entry["separations"][k] for k in keys])
+        lows = means - np.array([entry["ci95"][k][0] for k in keys])
+        highs = np.array([entry["ci95"][k][1] for k in keys]) - means
+        x = np.arange(len(keys)) + (i - (len(methods) - 1) / 2) * width
+        ax.bar(x, means, width, yerr=[lows, highs], capsize=3, label=f"{name.upper()} (SUM {entry['separations']['sum']:.2f})")
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(np.arange(len(keys)), [SEPARATION_TITLES[k] for k in keys])
+    ax.set_ylabel("score difference (nats)")
+    ax.set_title(f"Rationale separation on {report['dataset']} ({report['split']})")
+    ax.legend()
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
+
+
+def write_report(report: dict[str, Any], output_dir: str | os.PathLike) -> dict[str, Path]:
+    """Write ``report.json``, ``report.md`` and ``separations.png`` to ``output_dir``; return their paths."""
+    output_dir = Path(output_dir)
+    paths = {"json": output_dir / "report.json", "markdown": output_dir / "report.md", "plot": output_dir / "separations.png"}
+    write_json(paths["json"], report)
+    write_text(paths["markdown"], render_markdown(report))
+    plot_separations(report, paths["plot"])
+    return paths

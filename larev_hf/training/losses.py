@@ -1,0 +1,130 @@
+"""LAREV's training objective as a loss module (thesis eq. 4.5-4.10).
+
+    L_LA = L_ERM + λ_IRM · Σ_e ‖∇_w L^e(w · logits)|_{w=1}‖² − λ_probe · L_probe(ψ; Enc_ΦLA(b̃))
+
+- L^e (eq. 4.5): the mean over the batch rows of environment e of the label NLL of r ⊕ b_e;
+  the NLL of a row is the sum of its label-token NLLs (``token_reduction="sum"``, = −log p(y|·))
+  or their mean.
+- IRMv1 (eq. 4.6; Arjovsky et al. 2019): a scalar w scales the logits; the penalty is the squared
+  gradient of each environment's risk with respect to w at w = 1, summed over environments.
+- L_ERM (eq. 4.7): the mean of the environment risks.
+- L_probe (eq. 4.8, 4.10): the frozen probe ψ's NLL of y decoded from Φ_LA's encoding of the
+  leakage-masked baseline b̃. It is *subtracted*, so Φ_LA's encoder is pushed to make b̃'s
+  encoding uninformative for ψ; ψ's parameters receive no gradient.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+CITATION = """@mastersthesis{larev,
+  title  = {LAREV: Leakage-Aware Rationale Evaluation with Conditional V-information},
+  note   = {IRM across baseline environments plus a frozen leakage probe}
+}
+@article{arjovsky2019irm,
+  title   = {Invariant Risk Minimization},
+  author  = {Arjovsky, Martin and Bottou, L{\\'e}on and Gulrajani, Ishaan and Lopez-Paz, David},
+  journal = {arXiv preprint arXiv:1907.02893},
+  year    = {2019}
+}"""
+
+
+def label_nll(logits: torch.Tensor, labels: torch.Tensor, token_reduction: str = "sum") -> torch.Tensor:
+    """Per-row NLL of ``labels`` (``-100`` = padding) under ``logits`` [rows, T, V], in fp32."""
+    mask = labels.ne(-100)
+    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    token_nll = -log_probs.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1) * mask
+    total = token_nll.sum(-1)
+    if token_reduction == "sum":
+        return total
+    if token_reduction == "mean":
+        return total / mask.sum(-1).clamp(min=1)
+    raise ValueError(f"token_reduction must be 'sum' or 'mean', got {token_reduction!r}")
+
+
+def irm_penalty(
+    logits: torch.Tensor, labels: torch.Tensor, environments: torch.Tensor, token_reduction: str = "sum"
+) -> tuple[torch.Tensor, dict[int, torch.Tensor], torch.Tensor]:
+    """IRMv1 penalty Σ_e (∂L^e/∂w |_{w=1})², the environment risks L^e, and the per-row NLL.
+
+    The returned risks and NLL are those at w = 1, i.e. of the model itself, so ERM reuses them.
+    """
+    scale = torch.ones((), device=logits.device, requires_grad=True)
+    nll = label_nll(logits * scale, labels, token_reduction)
+    risks: dict[int, torch.Tensor] = {}
+    penalty = logits.new_zeros((), dtype=torch.float32)
+    for env in torch.unique(environments).tolist():
+        risk = nll[environments == env].mean()
+        (gradient,) = torch.autograd.grad(risk, scale, create_graph=True)
+        penalty = penalty + gradient.pow(2)
+        risks[int(env)] = risk
+    return penalty, risks, nll
+
+
+@dataclass
+class LossParts:
+    """The objective and its named parts (already weighted where noted)."""
+
+    loss: torch.Tensor
+    erm_loss: torch.Tensor
+    irm_penalty: torch.Tensor
+    probe_loss: torch.Tensor
+    environment_losses: dict[int, torch.Tensor]
+
+
+class IRMProbeLoss(nn.Module):
+    """ERM + λ_IRM · IRMv1 penalty − λ_probe · frozen-probe loss (thesis eq. 4.10).
+
+    Args:
+        token_reduction (`str`, *optional*, defaults to `"sum"`): per-row label NLL as the sum of
+            token NLLs (−log p(y|·), what the scores use) or their mean.
+
+    Inputs of ``forward``: the model, its batch (``input_ids``, ``attention_mask``, ``labels``,
+    ``environment``, and, when a probe is used, ``probe_input_ids`` / ``probe_attention_mask`` with
+    ``probe_labels``), the frozen probe (or ``None``) and the current weights.
+    """
+
+    def __init__(self, token_reduction: str = "sum") -> None:
+        super().__init__()
+        self.token_reduction = token_reduction
+
+    def forward(
+        self,
+        model: nn.Module,
+        batch: dict[str, torch.Tensor],
+        probe: nn.Module | None,
+        lambda_irm: float,
+        lambda_probe: float,
+    ) -> LossParts:
+        labels = batch["labels"]
+        outputs = model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            decoder_input_ids=model.prepare_decoder_input_ids_from_labels(labels=labels),
+        )
+        penalty, risks, _ = irm_penalty(outputs.logits, labels, batch["environment"], self.token_reduction)
+        erm = torch.stack(list(risks.values())).mean()
+        probe_loss = self.probe_loss(model, batch, probe) if probe is not None and lambda_probe > 0 else erm.new_zeros(())
+        loss = erm + lambda_irm * penalty - lambda_probe * probe_loss
+        return LossParts(loss, erm, penalty, probe_loss, risks)
+
+    def probe_loss(self, model: nn.Module, batch: dict[str, torch.Tensor], probe: nn.Module) -> torch.Tensor:
+        """Mean NLL of the frozen probe ψ decoding y from Enc_ΦLA(b̃) (eq. 4.10's last term)."""
+        encoder_outputs = model.get_encoder()(input_ids=batch["probe_input_ids"], attention_mask=batch["probe_attention_mask"])
+        labels = batch["probe_labels"]
+        logits = probe(
+            encoder_outputs=encoder_outputs,
+            attention_mask=batch["probe_attention_mask"],
+            decoder_input_ids=probe.prepare_decoder_input_ids_from_labels(labels=labels),
+        ).logits
+        return label_nll(logits, labels, self.token_reduction).mean()
+
+    def get_config_dict(self) -> dict[str, str]:
+        return {"token_reduction": self.token_reduction}
+
+    @property
+    def citation(self) -> str:
+        return CITATION

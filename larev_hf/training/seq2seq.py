@@ -1,0 +1,124 @@
+"""Supervised training of an evaluator (Φ_base, Φ) with HF ``Seq2SeqTrainer``.
+
+REV eq. 3-4: each evaluator maximises log p(y | input) on the training split. The trainer
+checkpoints every epoch into ``<output_dir>/checkpoints`` and resumes from the last checkpoint
+when a stage is restarted after an interruption; the final model is written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import datasets
+import torch
+from transformers import (
+    DataCollatorForSeq2Seq,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    Seq2SeqTrainer,
+    Seq2SeqTrainingArguments,
+)
+from transformers.trainer_utils import get_last_checkpoint
+
+
+@dataclass
+class TrainSettings:
+    """What a pipeline stage needs to train one evaluator (a small subset of ``Seq2SeqTrainingArguments``)."""
+
+    learning_rate: float = 1e-3
+    num_train_epochs: float = 3.0
+    batch_size: int = 32
+    seed: int = 0
+    max_input_length: int = 256
+    max_label_length: int = 32
+    bf16: bool = False
+    fp16: bool = False
+    progress: bool = True
+
+    def training_arguments(self, output_dir: str | os.PathLike, **overrides) -> Seq2SeqTrainingArguments:
+        """``Seq2SeqTrainingArguments`` for these settings: AdamW, linear decay, epoch checkpoints, no reporting."""
+        kwargs = dict(
+            output_dir=str(output_dir),
+            learning_rate=self.learning_rate,
+            num_train_epochs=self.num_train_epochs,
+            per_device_train_batch_size=self.batch_size,
+            per_device_eval_batch_size=self.batch_size,
+            seed=self.seed,
+            data_seed=self.seed,
+            bf16=self.bf16,
+            fp16=self.fp16,
+            save_strategy="epoch",
+            save_total_limit=1,
+            logging_strategy="steps",
+            logging_steps=50,
+            report_to="none",
+            disable_tqdm=not self.progress,
+            dataloader_num_workers=0,
+            dataloader_pin_memory=torch.cuda.is_available(),
+            max_grad_norm=1.0,
+        )
+        kwargs.update(overrides)
+        return Seq2SeqTrainingArguments(**kwargs)
+
+
+def tokenize_pairs(
+    tokenizer: PreTrainedTokenizerBase,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    max_input_length: int = 256,
+    max_label_length: int = 32,
+    extra_columns: dict[str, list] | None = None,
+) -> datasets.Dataset:
+    """A ``datasets.Dataset`` of ``input_ids`` / ``attention_mask`` / ``labels`` (plus ``extra_columns``)."""
+    encoded = tokenizer(list(sources), truncation=True, max_length=max_input_length)
+    labels = tokenizer(text_target=list(targets), truncation=True, max_length=max_label_length)["input_ids"]
+    columns = {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"], "labels": labels}
+    columns.update(extra_columns or {})
+    return datasets.Dataset.from_dict(columns)
+
+
+def train_seq2seq(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    output_dir: str | os.PathLike,
+    settings: TrainSettings,
+    trainer_class: type[Seq2SeqTrainer] = Seq2SeqTrainer,
+) -> PreTrainedModel:
+    """Train ``model`` on ``sources -> targets`` and save it (with the tokenizer) to ``output_dir``.
+
+    Resumes from ``output_dir/checkpoints`` if an earlier attempt was interrupted. The final
+    directory appears only when training has finished (written to a temporary sibling and renamed).
+    """
+    output_dir = Path(output_dir)
+    checkpoint_dir = output_dir.parent / f"{output_dir.name}.checkpoints"
+    train_dataset = tokenize_pairs(tokenizer, sources, targets, settings.max_input_length, settings.max_label_length)
+    trainer = trainer_class(
+        model=model,
+        args=settings.training_arguments(checkpoint_dir),
+        train_dataset=train_dataset,
+        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
+        processing_class=tokenizer,
+    )
+    last = get_last_checkpoint(str(checkpoint_dir)) if checkpoint_dir.is_dir() else None
+    trainer.train(resume_from_checkpoint=last)
+    save_model_atomically(trainer.model, tokenizer, output_dir)
+    shutil.rmtree(checkpoint_dir, ignore_errors=True)
+    return trainer.model
+
+
+def save_model_atomically(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, output_dir: str | os.PathLike) -> None:
+    """``save_pretrained`` into a temporary sibling directory, then rename it to ``output_dir``."""
+    output_dir = Path(output_dir)
+    tmp = output_dir.parent / f".{output_dir.name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    if output_dir.exists():
+        shutil.rmtree(output_dir)
+    os.replace(tmp, output_dir)

@@ -1,0 +1,58 @@
+"""Shared fixtures: tiny seq2seq models built from configs (no downloads) and the shared datasets."""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+CORPUS = [
+    "a man is walking his dog in the park implies a person is outside .",
+    "two kids play soccer contradicts the children are asleep .",
+    "a woman reads a book is not related to she is a teacher .",
+    "the answer is entailment . the answer is neutral . the answer is contradiction .",
+    "where is the blorvex kept ? a blorvex is a kind of spice . kitchen garage garden bathroom",
+] * 20
+
+
+def shared_data_dir() -> Path | None:
+    """``../shared/data`` beside the checkout, or ``$LAREV_SHARED_DATA``."""
+    candidates = [os.environ.get("LAREV_SHARED_DATA"), Path(__file__).resolve().parents[2] / "shared" / "data"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return None
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    path = shared_data_dir()
+    if path is None:
+        pytest.skip("shared datasets not found (set LAREV_SHARED_DATA)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer():
+    from larev_hf.modeling import build_tokenizer
+
+    return build_tokenizer("t5-tiny", CORPUS)
+
+
+@pytest.fixture(scope="session")
+def _tiny_models(tiny_tokenizer):
+    from larev_hf.modeling import build_model
+
+    return {arch: build_model(f"{arch}-tiny", tiny_tokenizer, seed=0).eval() for arch in ("t5", "bart")}
+
+
+@pytest.fixture(params=["t5", "bart"])
+def tiny_model(request, _tiny_models):
+    """A fresh copy of a tiny T5 or BART (random init, built from a config)."""
+    return copy.deepcopy(_tiny_models[request.param])
