@@ -67,8 +67,7 @@ def read_csv(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
         raise DataError(f"{path}: file not found (expected a CSV file with a header row)")
     try:
         with path.open(newline="", encoding="utf-8") as handle:
-            for index, row in enumerate(csv.DictReader(handle), start=2):
-                yield index, row
+            yield from enumerate(csv.DictReader(handle), start=2)
     except UnicodeDecodeError as error:
         raise DataError(f"{path}: not valid UTF-8 ({error.reason}); expected a UTF-8 encoded CSV file") from None
 

@@ -4,7 +4,7 @@ A *group* is one training instance under each of its environments (E1 original b
 masked, E3 t_leak rewritten). The IRM penalty compares environments of the same items, so a
 batch must hold whole groups::
 
-    rows:     g0/E1 g0/E2 g0/E3 | g1/E1 g1/E2 g1/E3 | g2/E1 ... 
+    rows:     g0/E1 g0/E2 g0/E3 | g1/E1 g1/E2 g1/E3 | g2/E1 ...
     batch 0:  [ g7 (3 rows), g2 (3 rows) ]   -> process 0
     batch 1:  [ g4 (3 rows), g0 (3 rows) ]   -> process 1   (accelerate, split_batches=False)
     batch 2:  [ g5 ...                   ]   -> process 0
