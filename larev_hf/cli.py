@@ -37,6 +37,16 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num-train-epochs", type=float, default=None)
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for the 95%% intervals")
+    larev = parser.add_argument_group("LAREV (thesis eq. 4.10)")
+    larev.add_argument("--lambda-irm", type=float, default=None, help="IRMv1 penalty weight (default: measured per backbone kind; 0 = ablation)")
+    larev.add_argument("--lambda-probe", type=float, default=None, help="leakage-probe weight (0 = ablation)")
+    larev.add_argument("--penalty-warmup-ratio", type=float, default=1 / 3, help="linear warm-up of both penalties over this share of steps")
+    larev.add_argument("--groups-per-batch", type=int, default=None, help="environment groups per Φ_LA batch (8 presets, 1 pretrained)")
+    larev.add_argument("--probe-max-loss", type=float, default=None, help="clamp the subtracted probe loss at this value")
+    larev.add_argument("--ig-steps", type=int, default=20, help="Integrated Gradients steps")
+    larev.add_argument("--ig-top-k", type=int, default=1, help="words per leakage term")
+    larev.add_argument("--no-stop-word-guard", dest="stop_word_guard", action="store_false", help="let IG pick stop words as t_leak")
+    larev.add_argument("--ablations", action="store_true", help="also train Φ_LA with λ_IRM = 0, λ_probe = 0 and both 0 (table 5.6)")
 
 
 def _config_from_args(args: argparse.Namespace):
@@ -47,7 +57,10 @@ def _config_from_args(args: argparse.Namespace):
         baseline_builder=args.baseline_builder, input_format=args.input_format, reduction=args.reduction,
         max_train_examples=args.max_train_examples, max_eval_examples=args.max_eval_examples, seed=args.seed,
         learning_rate=args.learning_rate, num_train_epochs=args.num_train_epochs, batch_size=args.batch_size,
-        n_boot=args.n_boot,
+        n_boot=args.n_boot, lambda_irm=args.lambda_irm, lambda_probe=args.lambda_probe,
+        penalty_warmup_ratio=args.penalty_warmup_ratio, groups_per_batch=args.groups_per_batch,
+        probe_max_loss=args.probe_max_loss, ig_steps=args.ig_steps, ig_top_k=args.ig_top_k,
+        stop_word_guard=args.stop_word_guard, ablations=args.ablations,
     )
 
 
@@ -85,7 +98,6 @@ def main(argv: list[str] | None = None) -> int:
             report = Run(_config_from_args(args), args.output_dir, progress).execute()
         else:
             report = Run.load(args.run_dir, progress).evaluate_file(args.data_file, args.output_dir)
-            args.output_dir = args.output_dir
     except (DataError, FileNotFoundError, ValueError) as error:
         print(f"larev-hf: error: {error}", file=sys.stderr)
         return 2

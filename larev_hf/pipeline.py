@@ -4,7 +4,8 @@ Each stage writes its artifacts into the run directory and then a marker
 ``stages/<name>.done``; a rerun skips every stage whose marker exists, so an interrupted run
 resumes where it stopped (training stages also resume from their last epoch checkpoint).
 REV needs the stages ``data``, ``tokenizer``, ``phi_base``, ``phi``, ``score`` and ``report``
-(REV §2-3; thesis algorithm A.1 steps 1-5 and 10).
+(REV §2-3; thesis algorithm A.1 steps 1-5 and 10); LAREV adds ``ig``, ``environments``,
+``probe`` and ``phi_la`` (A.1 steps 6-9) and, on request, the ablation models of table 5.6.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +41,20 @@ from larev_hf.training import TrainSettings, train_seq2seq
 logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "validation", "test")
-METHODS = ("rev",)
+METHODS = ("rev", "larev")
 #: The rationale-augmented model each method scores with (Φ_base is shared by all of them).
-METHOD_MODELS = {"rev": "phi"}
+METHOD_MODELS = {"rev": "phi", "larev": "phi_la"}
+#: Ablations of the LAREV objective (thesis table 5.6): model name → which penalties are switched off.
+ABLATIONS = {
+    "phi_la_no_irm": {"lambda_irm": 0.0},
+    "phi_la_no_probe": {"lambda_probe": 0.0},
+    "phi_la_env_only": {"lambda_irm": 0.0, "lambda_probe": 0.0},
+}
+#: LAREV penalty defaults per backbone kind, chosen by measurement (docs/method.md); thesis values in THESIS_PENALTIES.
+LAREV_DEFAULTS = {
+    "preset": {"lambda_irm": 1.0, "lambda_probe": 5e-3, "groups_per_batch": 8},
+    "pretrained": {"lambda_irm": 5.0, "lambda_probe": 5e-4, "groups_per_batch": 1},
+}
 
 
 @dataclass
@@ -63,6 +76,15 @@ class RunConfig:
     batch_size: int | None = None
     eval_batch_size: int = 64
     n_boot: int = 1000
+    lambda_irm: float | None = None
+    lambda_probe: float | None = None
+    penalty_warmup_ratio: float = 1 / 3
+    groups_per_batch: int | None = None
+    probe_max_loss: float | None = None
+    ig_steps: int = 20
+    ig_top_k: int = 1
+    stop_word_guard: bool = True
+    ablations: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -85,6 +107,11 @@ class RunConfig:
             seed=self.seed,
             progress=progress,
         )
+
+    def larev_setting(self, name: str) -> float:
+        """``lambda_irm`` / ``lambda_probe`` / ``groups_per_batch``: the configured value or the backbone's default."""
+        value = getattr(self, name)
+        return value if value is not None else LAREV_DEFAULTS["preset" if is_preset(self.backbone) else "pretrained"][name]
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> RunConfig:
@@ -126,7 +153,11 @@ class Run:
         current = asdict(self.config)
         if saved_path.is_file():
             saved = read_json(saved_path)
-            differing = sorted(k for k in current if k not in ("method", "extra") and saved.get(k) != current[k])
+            defaults = asdict(RunConfig())  # a key missing from an older run_config.json had its default value
+            differing = sorted(
+                k for k in current
+                if k not in ("method", "ablations", "extra") and saved.get(k, defaults[k]) != current[k]
+            )
             if differing:
                 raise ValueError(
                     f"{self.dir} holds a run with different settings ({', '.join(differing)}); "
@@ -141,7 +172,7 @@ class Run:
     def stage_data(self) -> None:
         """Load the splits, build baselines b everywhere and the rationale variants (thesis A.1 steps 1-3)."""
         cfg = self.config
-        builder = make_baseline_builder(cfg.baseline_builder, seed=cfg.seed)
+        builder = baseline_builder_from_spec(cfg.baseline_builder, cfg.seed)
         for split in SPLITS:
             limit = cfg.max_train_examples if split == "train" else cfg.max_eval_examples
             dataset = load_examples(cfg.dataset, cfg.data_dir, split, max_examples=limit, seed=cfg.seed)
@@ -189,6 +220,75 @@ class Run:
             "phi", [fmt.rationale_input(r["rationale"], r["baseline"]) for r in train], [r["label"] for r in train]
         )
 
+    # ----------------------------------------------------------------- LAREV
+    def stage_ig(self) -> None:
+        """t_leak per training baseline by Integrated Gradients on Φ_base (thesis §4.5.2; A.1 step 6)."""
+        from collections import Counter
+
+        from larev_hf.leakage import IGSettings, integrated_gradients_terms
+
+        cfg, fmt, train = self.config, get_input_format(self.config.input_format), self.split_records("train")
+        settings = IGSettings(n_steps=cfg.ig_steps, top_k=cfg.ig_top_k, stop_word_guard=cfg.stop_word_guard)
+        offset = fmt.baseline_offset
+        terms = integrated_gradients_terms(self.model("phi_base"), self.tokenizer(),
+                                           [fmt.baseline_input(r["baseline"]) for r in train], [r["label"] for r in train],
+                                           settings, progress=self.progress, regions=[(offset, offset + len(r["baseline"]))
+                                                                                     for r in train])
+        rows = []
+        for record, term in zip(train, terms, strict=True):
+            row = {"id": record["id"], **term.to_dict()}
+            row["start"], row["end"] = term.start - offset, term.end - offset  # character span within b itself
+            rows.append(row)
+        write_jsonl(self.path("leakage", "train_terms.jsonl"), rows)
+        counts = Counter(row["text"].lower() for row in rows)
+        write_json(self.path("leakage", "summary.json"), {
+            "n_examples": len(rows),
+            "stop_word_guard_fired": sum(row["guard_fired"] for row in rows),
+            "most_common_terms": counts.most_common(25),
+            "ig_settings": vars(settings),
+        })
+
+    def stage_environments(self) -> None:
+        """E1 original, E2 masked, E3 counter-label baselines per training example (table 4.2; A.1 step 7)."""
+        from larev_hf.leakage import CounterLabelRewriter, LeakageTerm, make_environments, mask_token_of
+
+        rewriter, mask = CounterLabelRewriter(seed=self.config.seed), mask_token_of(self.tokenizer())
+        terms = {row["id"]: row for _, row in read_jsonl(self.path("leakage", "train_terms.jsonl"))}
+        rows = []
+        for record in self.split_records("train"):
+            t = terms[record["id"]]
+            term = LeakageTerm(t["start"], t["end"], t["text"], t["score"], t["guard_fired"])
+            rows.append({"id": record["id"], **make_environments(record, term, mask, rewriter)})
+        write_jsonl(self.path("leakage", "train_environments.jsonl"), rows)
+        write_json(self.path("leakage", "rewriter.json"), {**rewriter.to_config(), "mask_token": mask})
+
+    def environments(self) -> list[dict[str, Any]]:
+        return [row for _, row in read_jsonl(self.path("leakage", "train_environments.jsonl"))]
+
+    def stage_probe(self) -> None:
+        """ψ from Φ, encoder frozen, decoder trained on b̃ → y (§4.5.3-4.5.4; A.1 step 8)."""
+        from larev_hf.training.leakage_aware import train_probe
+
+        fmt, train = get_input_format(self.config.input_format), self.split_records("train")
+        phi, _ = load_evaluator(self.path("models", "phi"))
+        train_probe(phi, self.tokenizer(), [fmt.baseline_input(env["mask"]) for env in self.environments()],
+                    [r["label"] for r in train], self.path("models", "probe"), self.config.train_settings(self.progress))
+
+    def stage_leakage_aware(self, name: str, **overrides: float) -> None:
+        """Φ_LA (or an ablation of it): a fresh model trained with IRMProbeTrainer (eq. 4.10; A.1 step 9)."""
+        from larev_hf.training.leakage_aware import environment_dataset, train_leakage_aware
+
+        cfg = self.config
+        dataset = environment_dataset(self.split_records("train"), self.environments(), self.tokenizer(),
+                                      get_input_format(cfg.input_format))
+        weights = {"lambda_irm": cfg.larev_setting("lambda_irm"), "lambda_probe": cfg.larev_setting("lambda_probe"), **overrides}
+        probe = self.model("probe") if weights["lambda_probe"] > 0 else None
+        model = build_model(cfg.backbone, self.tokenizer(), seed=cfg.seed)
+        train_leakage_aware(model, self.tokenizer(), dataset, self.path("models", name), cfg.train_settings(self.progress),
+                            probe, groups_per_batch=int(cfg.larev_setting("groups_per_batch")),
+                            penalty_warmup_ratio=cfg.penalty_warmup_ratio, probe_max_loss=cfg.probe_max_loss, **weights)
+        write_json(self.path("models", name, "larev_weights.json"), weights)
+
     # ----------------------------------------------------------------- scoring
     def score_records(self, records: list[dict[str, Any]], methods: tuple[str, ...]) -> tuple[dict, list[dict]]:
         """Pointwise scores of every variant under every method, plus evaluator accuracies."""
@@ -225,7 +325,31 @@ class Run:
                     predictions = predict_choices(self.model(model_name), self.tokenizer(), inputs, choices, **kwargs)
                     accuracy[model_name][variant] = _accuracy(predictions, choices, labels)
         summary = {method: summarize_variants(scores[method], n_boot=cfg.n_boot, seed=cfg.seed) for method in methods}
-        return {"methods": summary, "accuracy": accuracy}, rows
+        result: dict[str, Any] = {"methods": summary, "accuracy": accuracy}
+        if "larev" in methods and cfg.ablations:
+            result["ablations"] = self.ablation_table(records, summary, base_log_probs, rows)
+        return result, rows
+
+    def ablation_table(self, records, summary, base_log_probs, rows) -> dict[str, dict]:
+        """Separations of REV, full LAREV and each ablated Φ_LA (thesis table 5.6)."""
+        cfg, fmt = self.config, get_input_format(self.config.input_format)
+        labels, baselines = [r["label"] for r in records], [r["baseline"] for r in records]
+        full = read_json(self.path("models", "phi_la", "larev_weights.json"))
+        table = {"REV": {"lambda_irm": "n/a", "lambda_probe": "n/a", "separations": summary["rev"]["separations"]}}
+        for name in ABLATIONS:
+            scorer = ConditionalVScorer(self.model("phi_base"), self.model(name), self.tokenizer(), fmt, cfg.reduction,
+                                        cfg.eval_batch_size)
+            variant_scores = {}
+            for variant in VARIANTS:
+                variant_scores[variant] = scorer.score([r[f"rationale_{variant}"] for r in records], baselines, labels,
+                                                       base_log_probs, self.progress).scores
+                for row, value in zip(rows, variant_scores[variant], strict=True):
+                    row[f"{name}/{variant}"] = float(value)
+            weights = read_json(self.path("models", name, "larev_weights.json"))
+            entry = summarize_variants(variant_scores, n_boot=cfg.n_boot, seed=cfg.seed)
+            table[f"LAREV {name.removeprefix('phi_la_')}"] = {**weights, "separations": entry["separations"], "ci95": entry["ci95"]}
+        table["LAREV (full)"] = {**full, "separations": summary["larev"]["separations"], "ci95": summary["larev"]["ci95"]}
+        return table
 
     def stage_score(self) -> None:
         summary, rows = self.score_records(self.split_records("test"), self.config.methods)
@@ -253,14 +377,24 @@ class Run:
 
     # ----------------------------------------------------------------- entry points
     def stages(self) -> list[tuple[str, Callable[[], None]]]:
-        return [
+        stages = [
             ("data", self.stage_data),
             ("tokenizer", self.stage_tokenizer),
             ("phi_base", self.stage_phi_base),
             ("phi", self.stage_phi),
-            ("score", self.stage_score),
-            ("report", self.stage_report),
         ]
+        if "larev" in self.config.methods:
+            stages += [
+                ("ig", self.stage_ig),
+                ("environments", self.stage_environments),
+                ("probe", self.stage_probe),
+                ("phi_la", lambda: self.stage_leakage_aware("phi_la")),
+            ]
+            if self.config.ablations:
+                stages += [(name, partial(self.stage_leakage_aware, name, **overrides)) for name, overrides in ABLATIONS.items()]
+        # Scoring and reporting depend on which methods are asked for: their markers are named after them.
+        tag = "+".join(self.config.methods) + ("+ablations" if self.config.ablations else "")
+        return stages + [(f"score-{tag}", self.stage_score), (f"report-{tag}", self.stage_report)]
 
     def execute(self) -> dict:
         """Run (or resume) every stage and return the report."""
@@ -273,12 +407,13 @@ class Run:
     def evaluate_file(self, data_file: str | os.PathLike, output_dir: str | os.PathLike) -> dict:
         """Score another file of the same dataset kind with this run's trained models (no retraining)."""
         data_file = Path(data_file)
-        missing = [stage for stage in ("tokenizer", "phi_base", "phi") if not self.is_done(stage)]
+        needed = ["tokenizer", "phi_base", *(METHOD_MODELS[m] for m in self.config.methods)]
+        missing = [stage for stage in needed if not self.is_done(stage)]
         if missing:
             raise FileNotFoundError(f"{self.dir}: stages {missing} have not finished; run `larev-hf run` first")
         cfg = self.config
         source, split = (str(data_file.parent), data_file.stem) if data_file.is_file() else (str(data_file), "test")
-        builder = make_baseline_builder(cfg.baseline_builder, seed=cfg.seed)
+        builder = baseline_builder_from_spec(cfg.baseline_builder, cfg.seed)
         dataset = add_variants(add_baselines(load_examples(cfg.dataset, source, split, seed=cfg.seed), builder))
         records = dataset.to_list()
         summary, rows = self.score_records(records, cfg.methods)
@@ -293,6 +428,16 @@ class Run:
         if not config_path.is_file():
             raise FileNotFoundError(f"{run_dir}: no run_config.json; expected a directory made by `larev-hf run`")
         return cls(RunConfig.from_dict(read_json(config_path)), run_dir, progress)
+
+
+def baseline_builder_from_spec(spec: str, seed: int = 0):
+    """``"template"``, ``"paraphrase:<model>"`` (REV's e-SNLI paraphraser) or ``"qa2d:<model>"`` (a QA→declarative model)."""
+    if spec == "template":
+        return make_baseline_builder("template", seed=seed)
+    mode, _, model = spec.partition(":")
+    if mode not in ("paraphrase", "qa2d") or not model:
+        raise ValueError(f"baseline builder {spec!r}: expected 'template', 'paraphrase:<model>' or 'qa2d:<model>'")
+    return make_baseline_builder("hf", model_name_or_path=model, mode=mode, seed=seed)
 
 
 def _accuracy(predictions: list[int], choices: list[list[str]], labels: list[str]) -> float:

@@ -71,8 +71,9 @@ def _strip_end(text: str) -> str:
 
 
 def _sentence(text: str) -> str:
-    text = _strip_end(text)
-    return text[:1].upper() + text[1:] + "."
+    """Capitalise and end with a full stop, keeping a final "." or "!" (it may end the answer text)."""
+    text = " ".join(text.split()).rstrip("?,;: ")
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!")) else ".")
 
 
 def _embedded(text: str) -> str:
@@ -125,7 +126,7 @@ def qa_baseline(question: str, answer: str) -> str:
     5. Otherwise the question is kept and the answer appended: "Where would a bald eagle land: tree."
     """
     question = " ".join(str(question).split())
-    answer = _strip_end(answer)
+    answer = " ".join(str(answer).split())
     if _BLANK.search(question):
         return _sentence(_BLANK.sub(lambda _: answer, question, count=1))
     body = _strip_end(question)
@@ -284,8 +285,9 @@ class HFBaselineBuilder:
             kwargs["repetition_penalty"] = 10.0
         outputs: list[list[str]] = []
         for start in range(0, len(texts), self.batch_size):
-            batch = self._tokenizer(list(texts[start : start + self.batch_size]), return_tensors="pt",
-                                    padding=True, truncation=True).to(self._model.device)
+            encoded = self._tokenizer(list(texts[start : start + self.batch_size]), return_tensors="pt",
+                                      padding=True, truncation=True)
+            batch = {key: encoded[key].to(self._model.device) for key in ("input_ids", "attention_mask")}
             with torch.no_grad():
                 generated = self._generate_batch(batch, kwargs, beams)
             decoded = [text.strip() for text in self._tokenizer.batch_decode(generated, skip_special_tokens=True)]

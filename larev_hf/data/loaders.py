@@ -8,11 +8,11 @@ was expected; a source column that is missing is reported with the columns the l
 
 Supported sources (see ``../shared/data/README.md`` for the local copies):
 
-- e-SNLI (Camburu et al., 2018): NLI, rationale = ``explanation_1`` (REV §4 uses the first one).
+- e-SNLI (Camburu et al., 2018): NLI, rationale = ``explanation_1`` (the first of the three annotations).
 - StrategyQA (Geva et al., 2021): yes/no, rationale = the facts joined with spaces (as RoRA did).
 - CoS-E (Rajani et al., 2019) on CommonsenseQA: multiple choice, rationale = the open-ended explanation.
 - ECQA (Aggarwal et al., 2021), Hub layout of ``yangdong/ecqa``: rationale = the free-flow ``taskB``
-  explanation (the LAREV thesis's open-label set, §5.1).
+  explanation (the LAREV thesis's open-label set).
 - A user's own JSONL/CSV with a column mapping, and the synthetic task (:mod:`larev_hf.data.synthetic`).
 """
 
@@ -86,8 +86,13 @@ def _rows(source: str | os.PathLike, split: str, hub_config: str | None = None) 
     return f"{source} (Hub, split {split!r})", ((None, dict(row)) for row in hub)
 
 
-def _collect(rows: Iterable[Row], convert: Converter, path: str, max_examples: int | None) -> datasets.Dataset:
-    """Convert and validate rows (stopping after ``max_examples`` kept records) into a schema Dataset."""
+def _collect(
+    rows: Iterable[Row], convert: Converter, path: str, max_examples: int | None, hints: Mapping[str, str] | None = None
+) -> datasets.Dataset:
+    """Convert and validate rows (stopping after ``max_examples`` kept records) into a schema Dataset.
+
+    ``hints`` maps a source column to advice appended when that column is missing.
+    """
     if max_examples is not None and max_examples < 0:
         raise ValueError(f"max_examples must be >= 0 or None, got {max_examples}")
     records: list[dict[str, Any]] = []
@@ -99,8 +104,10 @@ def _collect(rows: Iterable[Row], convert: Converter, path: str, max_examples: i
         except KeyError as error:
             loc = where(path, line) if line is not None else f"{path}, row {index}"
             unit = "line" if line is not None else "row"
+            hint = (hints or {}).get(error.args[0])
             raise DataError(
                 f"{loc}: missing column {error.args[0]!r}; this {unit} has columns {sorted(raw)}"
+                + (f"; {hint}" if hint else "")
             ) from None
         if record is None:
             continue
@@ -324,7 +331,8 @@ def load_jsonl(
             **{field: _text(raw[mapping.get(field, field)]) for field in inputs},
         )
 
-    return _collect(_read_local(path), convert, str(path), max_examples)
+    hints = {"choices": "map 'choices' to the file's choices column, or pass label_set"}
+    return _collect(_read_local(path), convert, str(path), max_examples, hints if choices_column == "choices" else None)
 
 
 # --------------------------------------------------------------------------- dispatch

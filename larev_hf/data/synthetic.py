@@ -3,7 +3,7 @@
 Why: REV-style metrics compare a rationale ``r`` with a vacuous baseline ``b`` that already
 contains the label (REV §3.2). When ``b`` states the label, an evaluator can score a rationale
 that merely restates the label as highly as one that carries new, label-relevant information —
-the baseline-leakage problem the LAREV thesis (§4.4, §5.2.1) addresses. This task makes the
+the baseline-leakage problem the LAREV thesis (§4.4) addresses. This task makes the
 difference measurable because we know exactly which information a rationale carries:
 
 - Each example asks where an invented object (a pseudo-word such as ``"blorvex"``) is kept;
@@ -77,13 +77,13 @@ def _pseudo_word(rng: random.Random) -> str:
 def _item_table(seed: int) -> dict[str, dict[str, str]]:
     """Return ``split -> {item: category}``; the whole universe depends on ``seed`` only."""
     rng = random.Random(f"larev-synthetic-items:{seed}")
-    reserved = set(SYNTHETIC_PLACES) | set(SYNTHETIC_CATEGORIES)
+    reserved = set(SYNTHETIC_PLACES) | set(SYNTHETIC_CATEGORIES)  # no label or category hidden in a name
     per_category = sum(_ITEMS_PER_CATEGORY.values())
     names: list[str] = []
     seen: set[str] = set()
     while len(names) < per_category * len(SYNTHETIC_CATEGORIES):
         name = _pseudo_word(rng)
-        if name not in seen and name not in reserved:
+        if name not in seen and not any(word in name for word in reserved):
             seen.add(name)
             names.append(name)
     table: dict[str, dict[str, str]] = {split: {} for split in _ITEMS_PER_CATEGORY}

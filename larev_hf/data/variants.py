@@ -9,7 +9,7 @@ For each example with a gold rationale ``r`` and a vacuous baseline ``b``
 - ``leaky``: ``"The answer is <label>."`` — only the label.
 
 A leakage-aware metric should rank ``gold``/``gold_leaky`` above ``vacuous``/``leaky`` and not
-reward ``gold_leaky`` for the appended label; REV-style metrics are known to reward the leak.
+reward ``gold_leaky`` for the appended label; the leaky variants test exactly that.
 """
 
 from __future__ import annotations

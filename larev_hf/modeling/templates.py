@@ -26,6 +26,11 @@ class InputFormat:
         """Encoder text of Φ_base: b alone."""
         return self.baseline_only.format(baseline=baseline.strip()).strip()
 
+    @property
+    def baseline_offset(self) -> int:
+        """Character offset of b inside :meth:`baseline_input`'s text (the length of the template's prefix)."""
+        return len(self.baseline_only.split("{baseline}")[0].lstrip())
+
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
 

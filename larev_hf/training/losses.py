@@ -52,15 +52,19 @@ def irm_penalty(
 
     The returned risks and NLL are those at w = 1, i.e. of the model itself, so ERM reuses them.
     """
-    scale = torch.ones((), device=logits.device, requires_grad=True)
-    nll = label_nll(logits * scale, labels, token_reduction)
-    risks: dict[int, torch.Tensor] = {}
-    penalty = logits.new_zeros((), dtype=torch.float32)
-    for env in torch.unique(environments).tolist():
-        risk = nll[environments == env].mean()
-        (gradient,) = torch.autograd.grad(risk, scale, create_graph=True)
-        penalty = penalty + gradient.pow(2)
-        risks[int(env)] = risk
+    # enable_grad: the penalty is also computed in evaluation, where the trainer runs under no_grad.
+    with torch.enable_grad():
+        scale = torch.ones((), device=logits.device, requires_grad=True)
+        nll = label_nll(logits * scale, labels, token_reduction)
+        risks: dict[int, torch.Tensor] = {}
+        penalty = logits.new_zeros((), dtype=torch.float32)
+        for env in torch.unique(environments).tolist():
+            risk = nll[environments == env].mean()
+            (gradient,) = torch.autograd.grad(
+                risk, scale, create_graph=logits.requires_grad, retain_graph=True
+            )
+            penalty = penalty + gradient.pow(2)
+            risks[int(env)] = risk
     return penalty, risks, nll
 
 
@@ -81,15 +85,17 @@ class IRMProbeLoss(nn.Module):
     Args:
         token_reduction (`str`, *optional*, defaults to `"sum"`): per-row label NLL as the sum of
             token NLLs (−log p(y|·), what the scores use) or their mean.
+        probe_max_loss (`float`, *optional*): clamp the probe loss at this value before subtracting it.
 
     Inputs of ``forward``: the model, its batch (``input_ids``, ``attention_mask``, ``labels``,
     ``environment``, and, when a probe is used, ``probe_input_ids`` / ``probe_attention_mask`` with
     ``probe_labels``), the frozen probe (or ``None``) and the current weights.
     """
 
-    def __init__(self, token_reduction: str = "sum") -> None:
+    def __init__(self, token_reduction: str = "sum", probe_max_loss: float | None = None) -> None:
         super().__init__()
         self.token_reduction = token_reduction
+        self.probe_max_loss = probe_max_loss
 
     def forward(
         self,
@@ -120,10 +126,11 @@ class IRMProbeLoss(nn.Module):
             attention_mask=batch["probe_attention_mask"],
             decoder_input_ids=probe.prepare_decoder_input_ids_from_labels(labels=labels),
         ).logits
-        return label_nll(logits, labels, self.token_reduction).mean()
+        loss = label_nll(logits, labels, self.token_reduction).mean()
+        return loss.clamp(max=self.probe_max_loss) if self.probe_max_loss is not None else loss
 
-    def get_config_dict(self) -> dict[str, str]:
-        return {"token_reduction": self.token_reduction}
+    def get_config_dict(self) -> dict[str, object]:
+        return {"token_reduction": self.token_reduction, "probe_max_loss": self.probe_max_loss}
 
     @property
     def citation(self) -> str:

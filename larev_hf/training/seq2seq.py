@@ -39,8 +39,11 @@ class TrainSettings:
     fp16: bool = False
     progress: bool = True
 
-    def training_arguments(self, output_dir: str | os.PathLike, **overrides) -> Seq2SeqTrainingArguments:
-        """``Seq2SeqTrainingArguments`` for these settings: AdamW, linear decay, epoch checkpoints, no reporting."""
+    def training_arguments(
+        self, output_dir: str | os.PathLike, args_class: type[Seq2SeqTrainingArguments] = Seq2SeqTrainingArguments, **overrides
+    ) -> Seq2SeqTrainingArguments:
+        """``args_class`` (``Seq2SeqTrainingArguments`` or a subclass) for these settings: AdamW, linear decay,
+        epoch checkpoints, no reporting; ``overrides`` set further fields."""
         kwargs = dict(
             output_dir=str(output_dir),
             learning_rate=self.learning_rate,
@@ -62,7 +65,7 @@ class TrainSettings:
             max_grad_norm=1.0,
         )
         kwargs.update(overrides)
-        return Seq2SeqTrainingArguments(**kwargs)
+        return args_class(**kwargs)
 
 
 def tokenize_pairs(
@@ -96,15 +99,26 @@ def train_seq2seq(
     directory appears only when training has finished (written to a temporary sibling and renamed).
     """
     output_dir = Path(output_dir)
-    checkpoint_dir = output_dir.parent / f"{output_dir.name}.checkpoints"
     train_dataset = tokenize_pairs(tokenizer, sources, targets, settings.max_input_length, settings.max_label_length)
     trainer = trainer_class(
         model=model,
-        args=settings.training_arguments(checkpoint_dir),
+        args=settings.training_arguments(checkpoint_dir_for(output_dir)),
         train_dataset=train_dataset,
         data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
         processing_class=tokenizer,
     )
+    return fit_and_save(trainer, tokenizer, output_dir)
+
+
+def checkpoint_dir_for(output_dir: str | os.PathLike) -> Path:
+    """Where the epoch checkpoints of the model that will be saved to ``output_dir`` live."""
+    output_dir = Path(output_dir)
+    return output_dir.parent / f"{output_dir.name}.checkpoints"
+
+
+def fit_and_save(trainer: Seq2SeqTrainer, tokenizer: PreTrainedTokenizerBase, output_dir: str | os.PathLike) -> PreTrainedModel:
+    """Train (resuming from the last checkpoint in ``trainer.args.output_dir``), save atomically, drop checkpoints."""
+    checkpoint_dir = Path(trainer.args.output_dir)
     last = get_last_checkpoint(str(checkpoint_dir)) if checkpoint_dir.is_dir() else None
     trainer.train(resume_from_checkpoint=last)
     save_model_atomically(trainer.model, tokenizer, output_dir)

@@ -1,0 +1,22 @@
+"""Leakage in the baseline: IG leakage terms, environments E1/E2/E3 and counter-label rewriters."""
+
+from larev_hf.leakage.attribution import (
+    STOP_WORDS,
+    IGSettings,
+    LeakageTerm,
+    integrated_gradients_terms,
+    select_leakage_term,
+)
+from larev_hf.leakage.environments import (
+    ENVIRONMENTS,
+    make_environments,
+    mask_token_of,
+    widen_to_verbalization,
+)
+from larev_hf.leakage.rewriters import ANTONYM_PROMPT, CounterLabelRewriter, HFRewriter, Rewriter
+
+__all__ = [
+    "STOP_WORDS", "IGSettings", "LeakageTerm", "integrated_gradients_terms", "select_leakage_term", "ENVIRONMENTS",
+    "make_environments", "mask_token_of", "widen_to_verbalization", "ANTONYM_PROMPT", "CounterLabelRewriter",
+    "HFRewriter", "Rewriter",
+]

@@ -1,0 +1,167 @@
+"""Leakage terms t_leak in the baseline b by Integrated Gradients on Φ_base (thesis §4.5.2, table 4.1).
+
+IG (thesis eq. 4.2; Sundararajan et al. 2017) runs on the encoder input embeddings of Φ_base with
+respect to log p_Φbase(y | b), so a large positive attribution marks a word that makes the gold
+label more likely: a label cue. Subword attributions (summed over the embedding dimension) are
+summed into words; t_leak is the top word (or the top-k words), skipping stop words and
+punctuation when the guard is on (the thesis notes IG sometimes picks function words, §6.2).
+
+captum's ``IntegratedGradients`` is applied to the ``inputs_embeds`` of the encoder, which is the
+same computation as ``LayerIntegratedGradients`` on the embedding layer; we feed embeddings
+directly because T5 and BART share one embedding module between encoder and decoder, and a
+layer hook would also fire on the decoder's inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import torch
+from tqdm.auto import tqdm
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+STOP_WORDS = frozenset(
+    """a an the of to in on at by for with from and or but if then than that this these those it its is are was were be been
+    being am do does did has have had he she they them his her their we us our you your i me my there here as so such
+    which who whom whose what when where while into onto over under about after before up down out off again once very
+    can will just also both each few more most other some any all no nor only own same too s t""".split()
+)
+_WORD_CHARS = re.compile(r"\w")
+
+
+@dataclass
+class LeakageTerm:
+    """The leakage term of one baseline: its character span in b, its text and the word scores."""
+
+    start: int
+    end: int
+    text: str
+    score: float
+    guard_fired: bool
+    words: list[str] = field(default_factory=list)
+    word_scores: list[float] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class IGSettings:
+    """Integrated Gradients options: steps, batching, how many words form t_leak, the stop-word guard."""
+
+    n_steps: int = 20
+    batch_size: int = 16
+    internal_batch_size: int | None = None
+    top_k: int = 1
+    min_score: float | None = None
+    stop_word_guard: bool = True
+
+
+def word_spans(tokenizer: PreTrainedTokenizerBase, text: str) -> tuple[list[int | None], list[tuple[int, int]]]:
+    """Token → word index (None for special tokens) and each word's character span, from the fast tokenizer."""
+    encoding = tokenizer(text, return_offsets_mapping=True, truncation=True)
+    word_ids = encoding.word_ids()
+    offsets = encoding["offset_mapping"]
+    spans: dict[int, list[int]] = {}
+    for word, (start, end) in zip(word_ids, offsets, strict=True):
+        if word is None or end <= start:
+            continue
+        span = spans.setdefault(word, [start, end])
+        span[0], span[1] = min(span[0], start), max(span[1], end)
+    ordered = sorted(spans)
+    index = {w: i for i, w in enumerate(ordered)}
+    return [index.get(w) if w is not None else None for w in word_ids], [tuple(spans[w]) for w in ordered]
+
+
+def _is_guarded(word: str) -> bool:
+    return word.lower() in STOP_WORDS or not _WORD_CHARS.search(word)
+
+
+def select_leakage_term(
+    text: str,
+    spans: list[tuple[int, int]],
+    scores: Sequence[float],
+    settings: IGSettings,
+    region: tuple[int, int] | None = None,
+) -> LeakageTerm:
+    """Pick t_leak from word scores: the top-k words (merged into one span), guard and minimum score applied.
+
+    Only words inside ``region`` (a character range of ``text``, e.g. where b sits in a templated input) compete.
+    """
+    words = [text[s:e] for s, e in spans]
+    inside = [i for i, (s, e) in enumerate(spans) if region is None or (region[0] <= s and e <= region[1])]
+    order = sorted(inside or range(len(words)), key=lambda i: scores[i], reverse=True)
+    chosen, fired = [], False
+    for i in order:
+        if settings.stop_word_guard and _is_guarded(words[i]):
+            fired = fired or not chosen
+            continue
+        if settings.min_score is not None and scores[i] < settings.min_score:
+            break
+        chosen.append(i)
+        if len(chosen) == settings.top_k:
+            break
+    if not chosen:  # everything guarded or below the minimum: fall back to the top word
+        chosen = order[:1]
+    start, end = min(spans[i][0] for i in chosen), max(spans[i][1] for i in chosen)
+    return LeakageTerm(start, end, text[start:end], float(max(scores[i] for i in chosen)), fired, words, [float(s) for s in scores])
+
+
+def integrated_gradients_terms(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    texts: Sequence[str],
+    labels: Sequence[str],
+    settings: IGSettings | None = None,
+    progress: bool = False,
+    regions: Sequence[tuple[int, int]] | None = None,
+) -> list[LeakageTerm]:
+    """t_leak for every (b, y): IG of log p_Φbase(y | b) over b's input embeddings, summed to words.
+
+    ``regions`` optionally restricts, per text, the character range t_leak may come from.
+    """
+    from captum.attr import IntegratedGradients
+
+    settings = settings or IGSettings()
+    device = next(model.parameters()).device
+    model.eval()
+    embed = model.get_encoder().get_input_embeddings()
+
+    def log_prob(inputs_embeds, attention_mask, label_ids):
+        label_mask = label_ids.ne(-100)
+        logits = model(
+            inputs_embeds=inputs_embeds,
+            attention_mask=attention_mask,
+            decoder_input_ids=model.prepare_decoder_input_ids_from_labels(labels=label_ids),
+        ).logits
+        token = torch.log_softmax(logits.float(), -1).gather(-1, label_ids.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+        return (token * label_mask).sum(-1)
+
+    ig = IntegratedGradients(log_prob)
+    terms: list[LeakageTerm] = []
+    for start in tqdm(range(0, len(texts), settings.batch_size), desc="integrated gradients", disable=not progress):
+        batch_texts = list(texts[start : start + settings.batch_size])
+        enc = tokenizer(batch_texts, return_tensors="pt", padding=True, truncation=True).to(device)
+        label_ids = tokenizer(text_target=list(labels[start : start + settings.batch_size]), return_tensors="pt", padding=True)["input_ids"]
+        label_ids = label_ids.masked_fill(label_ids == tokenizer.pad_token_id, -100).to(device)
+        with torch.no_grad():
+            inputs_embeds = embed(enc["input_ids"])
+        attributions = ig.attribute(
+            inputs_embeds,
+            baselines=torch.zeros_like(inputs_embeds),
+            additional_forward_args=(enc["attention_mask"], label_ids),
+            n_steps=settings.n_steps,
+            internal_batch_size=settings.internal_batch_size or len(batch_texts) * settings.n_steps,
+        )
+        token_scores = (attributions.sum(-1) * enc["attention_mask"]).detach().cpu()
+        for row, text in enumerate(batch_texts):
+            token_words, spans = word_spans(tokenizer, text)
+            scores = [0.0] * len(spans)
+            for position, word in enumerate(token_words):
+                if word is not None:
+                    scores[word] += float(token_scores[row, position])
+            region = regions[start + row] if regions is not None else None
+            terms.append(select_leakage_term(text, spans, scores, settings, region))
+    return terms

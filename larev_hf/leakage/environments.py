@@ -1,0 +1,57 @@
+"""IRM environments from the leakage term (thesis §4.5.2, table 4.2; §4.5.3, table 4.4).
+
+For each training example: E1 keeps b, E2 replaces t_leak by a mask token, E3 replaces it by a
+counter-label term from a :class:`~larev_hf.leakage.rewriters.Rewriter`; b̃ (the probe's input) is
+E2's baseline. The three differ only inside t_leak's span. When t_leak lies inside the gold
+label's verbalization in b (one word of "is not related to", of a two-word answer), the span is
+widened to that whole verbalization, so masking and rewriting act on the label cue as a unit.
+"""
+
+from __future__ import annotations
+
+from larev_hf.leakage.attribution import LeakageTerm
+from larev_hf.leakage.rewriters import CounterLabelRewriter, Rewriter, label_verbalization
+
+ENVIRONMENTS = ("original", "mask", "antonym")
+
+
+def widen_to_verbalization(example: dict, baseline: str, start: int, end: int) -> tuple[int, int]:
+    """The span of the gold verbalization occurrence in ``baseline`` that overlaps [start, end), if any."""
+    verbalization = label_verbalization(example, example["label"]).lower()
+    lowered, position = baseline.lower(), 0
+    while (found := lowered.find(verbalization, position)) >= 0:
+        if found < end and start < found + len(verbalization):
+            return min(start, found), max(end, found + len(verbalization))
+        position = found + 1
+    return start, end
+
+
+def make_environments(
+    example: dict,
+    term: LeakageTerm,
+    mask_token: str,
+    rewriter: Rewriter | None = None,
+    widen: bool = True,
+) -> dict[str, str]:
+    """The baselines of E1/E2/E3 and the span they differ in: ``{"original", "mask", "antonym", "term", "start", "end"}``."""
+    rewriter = rewriter or CounterLabelRewriter()
+    baseline = example["baseline"]
+    start, end = widen_to_verbalization(example, baseline, term.start, term.end) if widen else (term.start, term.end)
+    prefix, span, suffix = baseline[:start], baseline[start:end], baseline[end:]
+    return {
+        "original": baseline,
+        "mask": f"{prefix}{mask_token}{suffix}",
+        "antonym": f"{prefix}{rewriter.replacement(example, span)}{suffix}",
+        "term": span,
+        "start": start,
+        "end": end,
+    }
+
+
+def mask_token_of(tokenizer) -> str:
+    """The tokenizer's mask token, or T5's first sentinel ``<extra_id_0>``."""
+    if getattr(tokenizer, "mask_token", None):
+        return tokenizer.mask_token
+    if "<extra_id_0>" in tokenizer.get_vocab():
+        return "<extra_id_0>"
+    return tokenizer.unk_token

@@ -1,0 +1,60 @@
+"""``IRMProbeConfig``: the training arguments of LAREV's leakage-aware evaluator Φ_LA."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from transformers import Seq2SeqTrainingArguments
+
+#: Penalty weights the thesis reports for T5-large (thesis §5.3.3).
+THESIS_PENALTIES = {"esnli": {"lambda_irm": 25.0, "lambda_probe": 5e-3}, "ecqa": {"lambda_irm": 5.0, "lambda_probe": 5e-4}}
+
+
+@dataclass
+class IRMProbeConfig(Seq2SeqTrainingArguments):
+    r"""
+    Configuration for [`IRMProbeTrainer`]: ``Seq2SeqTrainingArguments`` plus LAREV's fields (thesis eq. 4.9-4.10).
+
+    Parameters that control the objective:
+        lambda_irm (`float`, *optional*, defaults to `1.0`):
+            Weight of the IRMv1 penalty Σ_e ‖∇_w L^e‖². The thesis used 25 (e-SNLI) and 5 (ECQA) on T5-large
+            with a per-token mean NLL; see `docs/method.md` for the values measured on the offline presets.
+        lambda_probe (`float`, *optional*, defaults to `5e-3`):
+            Weight of the subtracted frozen-probe loss (thesis: 5e-3 e-SNLI, 5e-4 ECQA).
+        penalty_warmup_ratio (`float`, *optional*, defaults to `1/3`):
+            Both weights rise linearly from 0 to their value over this fraction of the training steps (§5.3.3).
+        token_reduction (`str`, *optional*, defaults to `"sum"`):
+            Per-example label NLL as the sum (−log p(y|·), what the scores use) or the mean of its token NLLs.
+        probe_max_loss (`float` or `None`, *optional*, defaults to `None`):
+            If set, the probe loss is clamped at this value before it is subtracted, so maximising it cannot
+            run away (the −λ_probe term is otherwise unbounded below).
+
+    Parameters that control the data:
+        environment_column (`str`, *optional*, defaults to `"environment"`): integer environment index of a row.
+        group_column (`str`, *optional*, defaults to `"group_id"`): the instance a row belongs to; a batch holds whole groups.
+
+    > [!NOTE]
+    > Differences from `Seq2SeqTrainingArguments`: `per_device_train_batch_size` counts environment *groups* (one
+    > instance under all its environments), so a batch has `per_device_train_batch_size × n_environments` rows; the
+    > thesis's "batch size 3" is one group of three environments. `remove_unused_columns` keeps the environment,
+    > group and probe columns.
+    """
+
+    lambda_irm: float = field(default=1.0, metadata={"help": "Weight of the IRMv1 penalty (thesis eq. 4.6)."})
+    lambda_probe: float = field(default=5e-3, metadata={"help": "Weight of the subtracted frozen-probe loss (eq. 4.10)."})
+    penalty_warmup_ratio: float = field(
+        default=1 / 3, metadata={"help": "Fraction of steps over which both penalty weights warm up linearly."}
+    )
+    token_reduction: str = field(default="sum", metadata={"help": "Per-example label NLL: 'sum' or 'mean' of token NLLs."})
+    probe_max_loss: float | None = field(default=None, metadata={"help": "Clamp the probe loss at this value (None: no clamp)."})
+    environment_column: str = field(default="environment", metadata={"help": "Integer environment index column."})
+    group_column: str = field(default="group_id", metadata={"help": "Group (instance) column; batches hold whole groups."})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.lambda_irm < 0 or self.lambda_probe < 0:
+            raise ValueError(f"penalty weights must be >= 0, got lambda_irm={self.lambda_irm}, lambda_probe={self.lambda_probe}")
+        if not 0 <= self.penalty_warmup_ratio <= 1:
+            raise ValueError(f"penalty_warmup_ratio must be in [0, 1], got {self.penalty_warmup_ratio}")
+        if self.token_reduction not in ("sum", "mean"):
+            raise ValueError(f"token_reduction must be 'sum' or 'mean', got {self.token_reduction!r}")

@@ -1,0 +1,85 @@
+"""LAREV's training stages after Φ_base and Φ: the leakage probe ψ and the evaluator Φ_LA (thesis A.1 steps 8-9)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import datasets
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from larev_hf.modeling.templates import InputFormat
+from larev_hf.training.irm_config import IRMProbeConfig
+from larev_hf.training.irm_trainer import IRMProbeTrainer
+from larev_hf.training.seq2seq import TrainSettings, checkpoint_dir_for, fit_and_save, train_seq2seq
+
+
+def freeze_encoder(model: PreTrainedModel) -> PreTrainedModel:
+    """Freeze the encoder (with the input embeddings it owns or shares) so only the decoder side trains (§4.5.3)."""
+    model.get_encoder().requires_grad_(False)
+    return model
+
+
+def train_probe(
+    phi: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    masked_baselines: Sequence[str],
+    labels: Sequence[str],
+    output_dir: str | os.PathLike,
+    settings: TrainSettings,
+) -> PreTrainedModel:
+    """ψ: initialised from Φ, encoder frozen, decoder trained on b̃ → y (thesis §4.5.3-4.5.4, eq. 4.8)."""
+    return train_seq2seq(freeze_encoder(phi), tokenizer, masked_baselines, labels, output_dir, settings)
+
+
+def environment_dataset(
+    records: Sequence[dict],
+    environments: Sequence[dict[str, str]],
+    tokenizer: PreTrainedTokenizerBase,
+    input_format: InputFormat,
+    environment_names: Sequence[str] = ("original", "mask", "antonym"),
+    max_input_length: int = 256,
+    max_label_length: int = 32,
+) -> datasets.Dataset:
+    """One row per (instance, environment): r ⊕ b_e → y, with ``environment``, ``group_id`` and the probe's b̃."""
+    sources, targets, env_ids, groups, probe_sources = [], [], [], [], []
+    for group, (record, envs) in enumerate(zip(records, environments, strict=True)):
+        for env_index, name in enumerate(environment_names):
+            sources.append(input_format.rationale_input(record["rationale"], envs[name]))
+            targets.append(record["label"])
+            env_ids.append(env_index)
+            groups.append(group)
+            probe_sources.append(input_format.baseline_input(envs["mask"]))
+    encoded = tokenizer(sources, truncation=True, max_length=max_input_length)
+    return datasets.Dataset.from_dict({
+        "input_ids": encoded["input_ids"],
+        "attention_mask": encoded["attention_mask"],
+        "labels": tokenizer(text_target=targets, truncation=True, max_length=max_label_length)["input_ids"],
+        "environment": env_ids,
+        "group_id": groups,
+        "probe_input_ids": tokenizer(probe_sources, truncation=True, max_length=max_input_length)["input_ids"],
+    })
+
+
+def train_leakage_aware(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    train_dataset: datasets.Dataset,
+    output_dir: str | os.PathLike,
+    settings: TrainSettings,
+    probe: PreTrainedModel | None,
+    lambda_irm: float,
+    lambda_probe: float,
+    groups_per_batch: int,
+    **config_overrides,
+) -> PreTrainedModel:
+    """Φ_LA: a fresh model trained with :class:`IRMProbeTrainer` on environment groups (thesis eq. 4.10)."""
+    args = settings.training_arguments(
+        checkpoint_dir_for(output_dir), args_class=IRMProbeConfig, per_device_train_batch_size=groups_per_batch,
+        lambda_irm=lambda_irm, lambda_probe=lambda_probe, logging_steps=25, **config_overrides,
+    )
+    trainer = IRMProbeTrainer(
+        model=model, args=args, train_dataset=train_dataset, processing_class=tokenizer,
+        probe_model=probe if lambda_probe > 0 else None,
+    )
+    return fit_and_save(trainer, tokenizer, output_dir)
