@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 import time
@@ -30,6 +31,10 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline-builder", default="template", help="'template' (offline rules) or an HF model: 'paraphrase:<name>' / 'qa2d:<name>'")
     parser.add_argument("--input-format", default="larev", choices=("larev", "rev"), help="encoder text template (see docs)")
     parser.add_argument("--reduction", default="sum", choices=("sum", "mean"), help="log p(y|·) as the summed (default) or REV's mean token log-prob")
+    parser.add_argument("--column-mapping", type=json.loads, default=None,
+                        help='--dataset jsonl: schema field → your column, e.g. \'{"label": "answer", "rationale": "explanation"}\'')
+    parser.add_argument("--task", default=None, choices=("nli", "qa", "yesno"), help="--dataset jsonl: the task kind (default qa)")
+    parser.add_argument("--label-set", default=None, help="--dataset jsonl without a choices column: comma-separated labels")
     parser.add_argument("--max-train-examples", type=int, default=None, help="use the first N training examples")
     parser.add_argument("--max-eval-examples", type=int, default=None, help="use the first N validation/test examples")
     parser.add_argument("--seed", type=int, default=0)
@@ -60,8 +65,14 @@ def _config_from_args(args: argparse.Namespace):
         n_boot=args.n_boot, lambda_irm=args.lambda_irm, lambda_probe=args.lambda_probe,
         penalty_warmup_ratio=args.penalty_warmup_ratio, groups_per_batch=args.groups_per_batch,
         probe_max_loss=args.probe_max_loss, ig_steps=args.ig_steps, ig_top_k=args.ig_top_k,
-        stop_word_guard=args.stop_word_guard, ablations=args.ablations,
+        stop_word_guard=args.stop_word_guard, ablations=args.ablations, loader_options=_loader_options(args),
     )
+
+
+def _loader_options(args: argparse.Namespace) -> dict:
+    options = {"column_mapping": args.column_mapping, "task": args.task,
+               "label_set": args.label_set.split(",") if args.label_set else None}
+    return {key: value for key, value in options.items() if value is not None}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="train the evaluators on a dataset and report on its test split")
     _add_run_arguments(run)
+    run.add_argument("--until", default=None, help="stop after this stage (e.g. 'probe'); a later run resumes from there")
 
     evaluate = commands.add_parser("evaluate", help="score another data file with a trained run (no retraining)")
     evaluate.add_argument("--run-dir", required=True)
@@ -95,7 +107,10 @@ def main(argv: list[str] | None = None) -> int:
             config = RunConfig(dataset="synthetic", method="all", backbone="t5-tiny", seed=args.seed)
             report = Run(config, args.output_dir, progress).execute()
         elif args.command == "run":
-            report = Run(_config_from_args(args), args.output_dir, progress).execute()
+            report = Run(_config_from_args(args), args.output_dir, progress).execute(until=args.until)
+            if args.until:
+                print(f"stopped after stage {args.until!r}; rerun without --until to continue")
+                return 0
         else:
             report = Run.load(args.run_dir, progress).evaluate_file(args.data_file, args.output_dir)
     except (DataError, FileNotFoundError, ValueError) as error:

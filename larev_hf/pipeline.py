@@ -50,6 +50,8 @@ ABLATIONS = {
     "phi_la_no_probe": {"lambda_probe": 0.0},
     "phi_la_env_only": {"lambda_irm": 0.0, "lambda_probe": 0.0},
 }
+#: Settings that change only scoring or reporting, never a trained artifact: a resumed run may change them.
+REPORT_ONLY_SETTINGS = ("method", "ablations", "n_boot", "eval_batch_size", "extra")
 #: LAREV penalty defaults per backbone kind, chosen by measurement (docs/method.md); thesis values in THESIS_PENALTIES.
 LAREV_DEFAULTS = {
     "preset": {"lambda_irm": 1.0, "lambda_probe": 5e-3, "groups_per_batch": 8},
@@ -85,6 +87,7 @@ class RunConfig:
     ig_top_k: int = 1
     stop_word_guard: bool = True
     ablations: bool = False
+    loader_options: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -93,6 +96,13 @@ class RunConfig:
         if self.reduction not in ("sum", "mean"):
             raise ValueError(f"reduction must be 'sum' or 'mean', got {self.reduction!r}")
         get_input_format(self.input_format)
+        if self.loader_options and self.dataset != "jsonl":
+            raise ValueError(f"--column-mapping / --task / --label-set apply to --dataset jsonl, not {self.dataset!r}")
+        if self.data_dir is not None and Path(self.data_dir).is_file():
+            raise ValueError(
+                f"--data-dir {self.data_dir} is a file; expected a directory with train/validation/test files "
+                "(score a single file with `larev-hf evaluate --data-file`)"
+            )
 
     @property
     def methods(self) -> tuple[str, ...]:
@@ -156,7 +166,7 @@ class Run:
             defaults = asdict(RunConfig())  # a key missing from an older run_config.json had its default value
             differing = sorted(
                 k for k in current
-                if k not in ("method", "ablations", "extra") and saved.get(k, defaults[k]) != current[k]
+                if k not in REPORT_ONLY_SETTINGS and saved.get(k, defaults[k]) != current[k]
             )
             if differing:
                 raise ValueError(
@@ -173,11 +183,13 @@ class Run:
         """Load the splits, build baselines b everywhere and the rationale variants (thesis A.1 steps 1-3)."""
         cfg = self.config
         builder = baseline_builder_from_spec(cfg.baseline_builder, cfg.seed)
+        splits = {}  # every split is loaded and validated before anything is written
         for split in SPLITS:
             limit = cfg.max_train_examples if split == "train" else cfg.max_eval_examples
-            dataset = load_examples(cfg.dataset, cfg.data_dir, split, max_examples=limit, seed=cfg.seed)
-            dataset = add_variants(add_baselines(dataset, builder))
-            write_jsonl(self.path("data", f"{split}.jsonl"), dataset.to_list())
+            dataset = load_examples(cfg.dataset, cfg.data_dir, split, max_examples=limit, seed=cfg.seed, **cfg.loader_options)
+            splits[split] = add_variants(add_baselines(dataset, builder)).to_list()
+        for split, records in splits.items():
+            write_jsonl(self.path("data", f"{split}.jsonl"), records)
         write_json(self.path("data", "baseline_builder.json"), builder.to_config())
 
     def stage_tokenizer(self) -> None:
@@ -273,6 +285,10 @@ class Run:
         phi, _ = load_evaluator(self.path("models", "phi"))
         train_probe(phi, self.tokenizer(), [fmt.baseline_input(env["mask"]) for env in self.environments()],
                     [r["label"] for r in train], self.path("models", "probe"), self.config.train_settings(self.progress))
+
+    def needs_probe(self) -> bool:
+        """ψ is trained only if some Φ_LA uses it (λ_probe > 0, or the ablations, whose λ_IRM = 0 model keeps it)."""
+        return self.config.larev_setting("lambda_probe") > 0 or self.config.ablations
 
     def stage_leakage_aware(self, name: str, **overrides: float) -> None:
         """Φ_LA (or an ablation of it): a fresh model trained with IRMProbeTrainer (eq. 4.10; A.1 step 9)."""
@@ -387,7 +403,7 @@ class Run:
             stages += [
                 ("ig", self.stage_ig),
                 ("environments", self.stage_environments),
-                ("probe", self.stage_probe),
+                *([("probe", self.stage_probe)] if self.needs_probe() else []),
                 ("phi_la", lambda: self.stage_leakage_aware("phi_la")),
             ]
             if self.config.ablations:
@@ -396,25 +412,33 @@ class Run:
         tag = "+".join(self.config.methods) + ("+ablations" if self.config.ablations else "")
         return stages + [(f"score-{tag}", self.stage_score), (f"report-{tag}", self.stage_report)]
 
-    def execute(self) -> dict:
-        """Run (or resume) every stage and return the report."""
+    def execute(self, until: str | None = None) -> dict:
+        """Run (or resume) every stage — or the stages up to and including ``until`` — and return the report."""
+        names = [name for name, _ in self.stages()]
+        if until is not None and until not in names:
+            raise ValueError(f"--until {until!r} is not a stage of this run; its stages are {names}")
         self.dir.mkdir(parents=True, exist_ok=True)
         self.check_config()
         for name, function in self.stages():
             self.run_stage(name, function)
+            if name == until:
+                return {"dataset": self.config.dataset, "split": "test", "n_examples": 0, "methods": {}, "until": until}
         return read_json(self.path("report.json"))
 
     def evaluate_file(self, data_file: str | os.PathLike, output_dir: str | os.PathLike) -> dict:
         """Score another file of the same dataset kind with this run's trained models (no retraining)."""
         data_file = Path(data_file)
         needed = ["tokenizer", "phi_base", *(METHOD_MODELS[m] for m in self.config.methods)]
+        if "larev" in self.config.methods and self.config.ablations:
+            needed += list(ABLATIONS)
         missing = [stage for stage in needed if not self.is_done(stage)]
         if missing:
             raise FileNotFoundError(f"{self.dir}: stages {missing} have not finished; run `larev-hf run` first")
         cfg = self.config
         source, split = (str(data_file.parent), data_file.stem) if data_file.is_file() else (str(data_file), "test")
         builder = baseline_builder_from_spec(cfg.baseline_builder, cfg.seed)
-        dataset = add_variants(add_baselines(load_examples(cfg.dataset, source, split, seed=cfg.seed), builder))
+        dataset = load_examples(cfg.dataset, source, split, seed=cfg.seed, **cfg.loader_options)
+        dataset = add_variants(add_baselines(dataset, builder))
         records = dataset.to_list()
         summary, rows = self.score_records(records, cfg.methods)
         output_dir = Path(output_dir)

@@ -26,7 +26,7 @@ STOP_WORDS = frozenset(
     """a an the of to in on at by for with from and or but if then than that this these those it its is are was were be been
     being am do does did has have had he she they them his her their we us our you your i me my there here as so such
     which who whom whose what when where while into onto over under about after before up down out off again once very
-    can will just also both each few more most other some any all no nor only own same too s t""".split()
+    can will just also both each few more most other some any all nor only own same too s t""".split()
 )
 _WORD_CHARS = re.compile(r"\w")
 

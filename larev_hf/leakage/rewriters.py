@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Protocol
 
-from larev_hf.data.baselines import NLI_VERBALIZERS
+from larev_hf.data.baselines import label_verbalization as gold_verbalization
 
 ANTONYMS = {
     "implies": "contradicts", "contradicts": "implies", "entails": "contradicts", "means": "denies", "suggests": "denies",
@@ -44,8 +44,8 @@ class Rewriter(Protocol):
 
 
 def label_verbalization(example: dict, label: str) -> str:
-    """How ``label`` is written in a baseline: the NLI verbalizer, else the label text itself."""
-    return NLI_VERBALIZERS.get(label, label) if example["task"] == "nli" else label
+    """How ``label`` (the gold one or any other of the example's choices) is written in a baseline."""
+    return gold_verbalization({**example, "label": label})
 
 
 class CounterLabelRewriter:

@@ -131,7 +131,7 @@ def build_model(backbone: str, tokenizer: PreTrainedTokenizerBase, seed: int = 0
         config = T5Config(
             vocab_size=vocab_size, d_model=preset.d_model, d_kv=preset.d_model // preset.heads, d_ff=preset.d_ff,
             num_layers=preset.layers, num_decoder_layers=preset.layers, num_heads=preset.heads,
-            pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,
             decoder_start_token_id=tokenizer.pad_token_id, dropout_rate=0.1, **preset.config_overrides,
         )
         return T5ForConditionalGeneration(config)

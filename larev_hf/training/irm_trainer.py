@@ -87,9 +87,10 @@ class IRMProbeTrainer(Seq2SeqTrainer):
             values = {
                 "erm/loss": parts.erm_loss,
                 "irm/penalty": parts.irm_penalty,
-                "probe/loss": parts.probe_loss,
                 **{f"env/{env}/loss": risk for env, risk in parts.environment_losses.items()},
             }
+            if self.probe is not None and lambda_probe > 0:  # not computed (so not logged) while its weight is 0
+                values["probe/loss"] = parts.probe_loss
             for key, value in values.items():
                 self._metrics[mode][key].append(self.accelerator.gather_for_metrics(value.detach().reshape(1)).mean().item())
             self._metrics[mode]["weights/lambda_irm"].append(lambda_irm)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from accelerate.utils import extract_model_from_parallel
 from torch import nn
 
 CITATION = """@mastersthesis{larev,
@@ -70,7 +71,7 @@ def irm_penalty(
 
 @dataclass
 class LossParts:
-    """The objective and its named parts (already weighted where noted)."""
+    """The objective and its named parts; the parts are unweighted (``loss`` applies the weights)."""
 
     loss: torch.Tensor
     erm_loss: torch.Tensor
@@ -106,10 +107,13 @@ class IRMProbeLoss(nn.Module):
         lambda_probe: float,
     ) -> LossParts:
         labels = batch["labels"]
+        # The forward goes through the (possibly DDP-wrapped) model so gradients are synchronised;
+        # helper methods live on the wrapped module.
+        unwrapped = extract_model_from_parallel(model)
         outputs = model(
             input_ids=batch["input_ids"],
             attention_mask=batch["attention_mask"],
-            decoder_input_ids=model.prepare_decoder_input_ids_from_labels(labels=labels),
+            decoder_input_ids=unwrapped.prepare_decoder_input_ids_from_labels(labels=labels),
         )
         penalty, risks, _ = irm_penalty(outputs.logits, labels, batch["environment"], self.token_reduction)
         erm = torch.stack(list(risks.values())).mean()
@@ -119,7 +123,8 @@ class IRMProbeLoss(nn.Module):
 
     def probe_loss(self, model: nn.Module, batch: dict[str, torch.Tensor], probe: nn.Module) -> torch.Tensor:
         """Mean NLL of the frozen probe ψ decoding y from Enc_ΦLA(b̃) (eq. 4.10's last term)."""
-        encoder_outputs = model.get_encoder()(input_ids=batch["probe_input_ids"], attention_mask=batch["probe_attention_mask"])
+        encoder = extract_model_from_parallel(model).get_encoder()
+        encoder_outputs = encoder(input_ids=batch["probe_input_ids"], attention_mask=batch["probe_attention_mask"])
         labels = batch["probe_labels"]
         logits = probe(
             encoder_outputs=encoder_outputs,

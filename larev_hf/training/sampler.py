@@ -66,7 +66,11 @@ class EnvironmentGroupBatchSampler(BatchSampler):
             rows_by_group.setdefault(group, []).append(row)
         self.groups = list(rows_by_group.values())
         self.sampler = GroupOrderSampler(len(self.groups), seed=seed)
-        self.batch_size = groups_per_batch
+        self.groups_per_batch = groups_per_batch
+        # Batches have a variable number of rows (groups × their environments). ``batch_size = None`` tells
+        # accelerate's BatchSamplerShard to treat each batch as one unit: it deals out and, for even_batches,
+        # repeats whole batches, never slicing rows off a batch (which could split a group).
+        self.batch_size = None
         self.drop_last = drop_last
 
     def set_epoch(self, epoch: int) -> None:
@@ -78,12 +82,12 @@ class EnvironmentGroupBatchSampler(BatchSampler):
         for group_index in self.sampler:
             batch.extend(self.groups[group_index])
             n_groups += 1
-            if n_groups == self.batch_size:
+            if n_groups == self.groups_per_batch:
                 yield batch
                 batch, n_groups = [], 0
         if batch and not self.drop_last:
             yield batch
 
     def __len__(self) -> int:
-        full, rest = divmod(len(self.groups), self.batch_size)
+        full, rest = divmod(len(self.groups), self.groups_per_batch)
         return full + (1 if rest and not self.drop_last else 0)

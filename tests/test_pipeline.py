@@ -1,0 +1,158 @@
+"""The run pipeline end to end on small synthetic data: report schema, evaluate, determinism, resume, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from larev_hf.cli import main
+from larev_hf.io import read_json, read_jsonl
+from larev_hf.pipeline import Run, RunConfig
+
+SMALL = dict(dataset="synthetic", max_train_examples=240, max_eval_examples=48, num_train_epochs=2.0, n_boot=200)
+REPORT_KEYS = {
+    "absolute": {"gold", "gold_leaky", "vacuous", "leaky"},
+    "separations": {"gold_minus_leaky", "gold_minus_gold_leaky", "gold_minus_vacuous", "sum"},
+    "ci95": {"gold_minus_leaky", "gold_minus_gold_leaky", "gold_minus_vacuous", "sum"},
+    "win_rate": {"leaky", "gold_leaky", "vacuous"},
+}
+
+
+@pytest.fixture(scope="module")
+def larev_run(tmp_path_factory) -> Path:
+    output = tmp_path_factory.mktemp("run")
+    Run(RunConfig(method="all", **SMALL), output, progress=False).execute()
+    return output
+
+
+def test_report_has_the_documented_schema_and_files(larev_run):
+    report = read_json(larev_run / "report.json")
+    assert report["dataset"] == "synthetic" and report["split"] == "test" and report["n_examples"] == 48
+    assert set(report["methods"]) == {"rev", "larev"}
+    for entry in report["methods"].values():
+        for key, names in REPORT_KEYS.items():
+            assert set(entry[key]) == names
+        seps = entry["separations"]
+        assert seps["sum"] == pytest.approx(seps["gold_minus_leaky"] + seps["gold_minus_gold_leaky"] + seps["gold_minus_vacuous"])
+        for low, high in entry["ci95"].values():
+            assert low <= high
+    assert set(report["accuracy"]) == {"phi_base", "phi", "phi_la"}
+    assert (larev_run / "separations.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    markdown = (larev_run / "report.md").read_text()
+    assert "| LAREV |" in markdown and "Gold − Leaky" in markdown
+    rows = [row for _, row in read_jsonl(larev_run / "scores" / "test_scores.jsonl")]
+    assert len(rows) == 48 and {"rev/gold", "larev/leaky", "log_p_baseline"} <= set(rows[0])
+    summary = read_json(larev_run / "leakage" / "summary.json")
+    assert summary["n_examples"] == 240 and "stop_word_guard_fired" in summary
+    assert not list(larev_run.rglob("*.tmp")) and not list(larev_run.rglob(".*.tmp"))
+
+
+def test_rev_is_fooled_by_the_leaky_baseline_on_the_synthetic_task(larev_run):
+    """The synthetic baseline states the answer, so Φ_base is already certain: REV cannot separate variants."""
+    report = read_json(larev_run / "report.json")
+    assert report["accuracy"]["phi_base"]["baseline"] == 1.0
+    assert abs(report["methods"]["rev"]["separations"]["sum"]) < 0.1
+
+
+def test_evaluate_reproduces_the_run_scores_without_training(larev_run, tmp_path):
+    run = Run.load(larev_run, progress=False)
+    report = run.evaluate_file(larev_run / "data" / "test.jsonl", tmp_path / "eval")
+    original = read_json(larev_run / "report.json")
+    for method in ("rev", "larev"):
+        assert report["methods"][method]["absolute"] == pytest.approx(original["methods"][method]["absolute"], abs=1e-9)
+    assert not (tmp_path / "eval" / "models").exists()
+
+
+def test_same_seed_same_scores(tmp_path):
+    reports = [
+        Run(RunConfig(method="rev", **{**SMALL, "max_train_examples": 120}), tmp_path / f"r{i}", progress=False).execute()
+        for i in range(2)
+    ]
+    assert reports[0]["methods"] == reports[1]["methods"]
+
+
+def test_killed_run_resumes_without_redoing_finished_stages(tmp_path):
+    output = tmp_path / "run"
+    command = [sys.executable, "-m", "larev_hf.cli", "--quiet", "run", "--method", "rev", "--dataset", "synthetic",
+               "--output-dir", str(output), "--max-train-examples", "400", "--max-eval-examples", "40",
+               "--num-train-epochs", "3", "--n-boot", "100"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env={**os.environ, "OMP_NUM_THREADS": "1"})
+    marker = output / "stages" / "phi_base.done"
+    deadline = time.time() + 240
+    while not marker.exists() and process.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert marker.exists(), "the run did not finish its first training stage"
+    time.sleep(1.0)
+    process.send_signal(signal.SIGKILL)  # killed inside the next stage (Φ)
+    process.wait()
+    assert not (output / "report.json").exists()
+    finished = {p.name: p.stat().st_mtime_ns for p in (output / "stages").glob("*.done")}
+    weights = output / "models" / "phi_base" / "model.safetensors"
+    weights_mtime = weights.stat().st_mtime_ns
+
+    assert main(["--quiet", *command[4:]]) == 0
+    for name, mtime in finished.items():
+        assert (output / "stages" / name).stat().st_mtime_ns == mtime, f"{name} was redone"
+    assert weights.stat().st_mtime_ns == weights_mtime
+    assert (output / "report.json").exists() and (output / "stages" / "phi.done").exists()
+    assert not list(output.glob("models/*.checkpoints"))
+
+
+def test_resuming_with_other_settings_is_refused(tmp_path, capsys):
+    output = tmp_path / "run"
+    output.mkdir()
+    (output / "run_config.json").write_text(json.dumps({**RunConfig().__dict__, "seed": 5}))
+    assert main(["--quiet", "run", "--method", "rev", "--output-dir", str(output)]) == 2
+    assert "different settings (seed)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (b'{"id": "x1", "question": "q?", "answer": "a", "choices": ["a", "b"]}\n', "missing column 'explanation'"),
+        (b'{"id": "x1", "question": "q?", "answer": "c", "choices": ["a", "b"], "explanation": "r"}\n', "label"),
+        (b'{"id": "x1", "question": "q?", "answer": "a", "choices": ["a", "b"], "explanation": ""}\n', "rationale"),
+        (b'{"id": "x1", "question": "q?" "answer"}\n', "malformed JSON"),
+        (b'{"id": "x1", "question": "caf\xe9"}\n', "UTF-8"),
+    ],
+)
+def test_bad_input_stops_with_a_located_error_and_writes_nothing(tmp_path, capsys, line, expected):
+    data = tmp_path / "data"
+    data.mkdir()
+    good = b'{"id": "ok%d", "question": "where?", "answer": "a", "choices": ["a", "b"], "explanation": "because"}\n'
+    for split in ("train", "validation"):
+        (data / f"{split}.jsonl").write_bytes(b"".join(good % i for i in range(3)))
+    (data / "test.jsonl").write_bytes(good % 0 + line)
+    output = tmp_path / "out"
+    mapping = '{"label": "answer", "rationale": "explanation"}'
+    code = main(["--quiet", "run", "--dataset", "jsonl", "--data-dir", str(data), "--output-dir", str(output),
+                 "--column-mapping", mapping])
+    message = capsys.readouterr().err
+    assert code == 2
+    assert "test.jsonl" in message and "line 2" in message and expected in message
+    assert not (output / "data").exists()
+
+
+def test_baseline_builder_specs():
+    from larev_hf.data.baselines import HFBaselineBuilder, TemplateBaselineBuilder
+    from larev_hf.pipeline import baseline_builder_from_spec
+
+    assert isinstance(baseline_builder_from_spec("template", seed=3), TemplateBaselineBuilder)
+    with pytest.raises(ValueError, match="'paraphrase:<model>'"):
+        baseline_builder_from_spec("paraphrase")
+    builder = baseline_builder_from_spec("qa2d:some/model", seed=1)
+    assert isinstance(builder, HFBaselineBuilder) and builder.to_config()["mode"] == "qa2d"
+
+
+def test_until_must_name_a_stage_of_the_run(tmp_path, capsys):
+    code = main(["--quiet", "run", "--method", "rev", "--output-dir", str(tmp_path / "r"), "--until", "probe"])
+    assert code == 2
+    assert "not a stage of this run" in capsys.readouterr().err
