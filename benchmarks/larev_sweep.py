@@ -8,7 +8,8 @@ and writes every point's separations and 95% intervals to JSON as soon as it is 
         --max-train-examples 2000 --max-eval-examples 1000 --output-dir runs/sweep-esnli \\
         --grid 0:0 0:5e-3 0.1:0 0.1:5e-3 0.3:5e-3 1:5e-3 --json benchmarks/results/larev_sweep_esnli.json
 
-A grid point is ``λ_IRM:λ_probe`` or ``λ_IRM:λ_probe:mean`` (per-token mean NLL instead of the sum).
+A grid point is ``λ_IRM:λ_probe``, optionally followed by ``:mean`` (per-token mean NLL instead of
+the sum) or ``:field=value`` for another ``IRMProbeConfig`` field (e.g. ``:probe_max_loss=1.1``).
 """
 
 from __future__ import annotations
@@ -28,11 +29,16 @@ from larev_hf.scores import VARIANTS, ConditionalVScorer, summarize_variants  # 
 
 
 def point_name(spec: str) -> tuple[str, dict]:
+    """``λ_IRM:λ_probe`` plus optional ``mean`` (per-token mean NLL) or ``key=value`` IRMProbeConfig fields."""
     parts = spec.split(":")
-    overrides = {"lambda_irm": float(parts[0]), "lambda_probe": float(parts[1])}
-    if len(parts) > 2:
-        overrides["token_reduction"] = parts[2]
-    name = "sweep_irm{}_probe{}{}".format(parts[0], parts[1], f"_{parts[2]}" if len(parts) > 2 else "")
+    overrides: dict = {"lambda_irm": float(parts[0]), "lambda_probe": float(parts[1])}
+    for extra in parts[2:]:
+        if extra == "mean":
+            overrides["token_reduction"] = "mean"
+        else:
+            key, _, value = extra.partition("=")
+            overrides[key] = float(value)
+    name = "sweep_irm{}_probe{}{}".format(parts[0], parts[1], "".join(f"_{extra}" for extra in parts[2:]))
     return name, overrides
 
 

@@ -52,6 +52,8 @@ ABLATIONS = {
 }
 #: Settings that change only scoring or reporting, never a trained artifact: a resumed run may change them.
 REPORT_ONLY_SETTINGS = ("method", "ablations", "n_boot", "eval_batch_size", "extra")
+#: Settings read only by the Φ_LA stages.
+PHI_LA_SETTINGS = ("lambda_irm", "lambda_probe", "penalty_warmup_ratio", "groups_per_batch", "probe_max_loss")
 #: LAREV penalty defaults per backbone kind, chosen by measurement (docs/method.md); thesis values in THESIS_PENALTIES.
 LAREV_DEFAULTS = {
     "preset": {"lambda_irm": 1.0, "lambda_probe": 5e-3, "groups_per_batch": 8},
@@ -168,6 +170,9 @@ class Run:
                 k for k in current
                 if k not in REPORT_ONLY_SETTINGS and saved.get(k, defaults[k]) != current[k]
             )
+            if not any(self.is_done(name) for name in ("phi_la", *ABLATIONS)):
+                # Φ_LA's own settings affect no earlier stage: they may change until a Φ_LA exists.
+                differing = [k for k in differing if k not in PHI_LA_SETTINGS]
             if differing:
                 raise ValueError(
                     f"{self.dir} holds a run with different settings ({', '.join(differing)}); "
