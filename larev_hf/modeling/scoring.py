@@ -42,7 +42,8 @@ def _tokenize(tokenizer: PreTrainedTokenizerBase, texts: Sequence[str], max_leng
     return tokenizer(**kwargs, truncation=True, max_length=max_length)["input_ids"]
 
 
-def _pad(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_rows(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad integer rows into one tensor; also return the 0/1 mask of real positions."""
     width = max(len(row) for row in rows)
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -99,8 +100,8 @@ def score_labels(
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     for start in tqdm(range(0, n, batch_size), desc=desc, disable=not progress, unit="batch"):
         batch = order[start : start + batch_size]
-        input_ids, attention_mask = _pad([source_ids[i] for i in batch], pad_id)
-        label_ids, label_mask = _pad([target_ids[i] for i in batch], pad_id)
+        input_ids, attention_mask = pad_rows([source_ids[i] for i in batch], pad_id)
+        label_ids, label_mask = pad_rows([target_ids[i] for i in batch], pad_id)
         masked_labels = label_ids.masked_fill(label_mask == 0, -100).to(device)
         logits = model(
             input_ids=input_ids.to(device),

@@ -8,16 +8,7 @@ from typing import Any
 import torch
 from transformers import PreTrainedTokenizerBase
 
-
-def pad_rows(rows: list[list[int]], value: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-pad integer rows to one tensor; also return the 0/1 mask of real positions."""
-    width = max(len(row) for row in rows)
-    ids = torch.full((len(rows), width), value, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-        mask[i, : len(row)] = 1
-    return ids, mask
+from larev_hf.modeling.scoring import pad_rows
 
 
 @dataclass
@@ -36,11 +27,11 @@ class EnvironmentCollator:
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         pad_id = self.tokenizer.pad_token_id
         input_ids, attention_mask = pad_rows([f["input_ids"] for f in features], pad_id)
-        labels, label_mask = pad_rows([f["labels"] for f in features], -100)
+        labels, _ = pad_rows([f["labels"] for f in features], -100)
         batch = {
             "input_ids": input_ids,
             "attention_mask": attention_mask,
-            "labels": labels.masked_fill(label_mask == 0, -100),
+            "labels": labels,
             "environment": torch.tensor([int(f[self.environment_column]) for f in features], dtype=torch.long),
         }
         if features and "probe_input_ids" in features[0]:
@@ -50,6 +41,5 @@ class EnvironmentCollator:
                     seen.add(f[self.group_column])
                     first_rows.append(f)
             batch["probe_input_ids"], batch["probe_attention_mask"] = pad_rows([f["probe_input_ids"] for f in first_rows], pad_id)
-            probe_labels, probe_mask = pad_rows([f["labels"] for f in first_rows], -100)
-            batch["probe_labels"] = probe_labels.masked_fill(probe_mask == 0, -100)
+            batch["probe_labels"], _ = pad_rows([f["labels"] for f in first_rows], -100)
         return batch
