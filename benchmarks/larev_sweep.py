@@ -47,8 +47,8 @@ def main() -> None:
     parser.add_argument("--dataset", default="esnli")
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--backbone", default="t5-tiny")
-    parser.add_argument("--max-train-examples", type=int, default=2000)
-    parser.add_argument("--max-eval-examples", type=int, default=1000)
+    parser.add_argument("--max-train-examples", type=int, default=2000, help="0 = the whole split")
+    parser.add_argument("--max-eval-examples", type=int, default=1000, help="0 = the whole split")
     parser.add_argument("--num-train-epochs", type=float, default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-dir", required=True)
@@ -57,10 +57,13 @@ def main() -> None:
     args = parser.parse_args()
 
     config = RunConfig(dataset=args.dataset, data_dir=args.data_dir, method="all", backbone=args.backbone,
-                       max_train_examples=args.max_train_examples, max_eval_examples=args.max_eval_examples,
+                       max_train_examples=args.max_train_examples or None, max_eval_examples=args.max_eval_examples or None,
                        num_train_epochs=args.num_train_epochs, seed=args.seed, n_boot=500)
     run = Run(config, args.output_dir, progress=False)
-    run.execute(until="probe")
+    run.execute(until="environments")
+    grid = [point_name(spec) for spec in args.grid]
+    if any(overrides["lambda_probe"] > 0 for _, overrides in grid):
+        run.run_stage("probe", run.stage_probe)
     test = run.split_records("test")
     labels, baselines = [r["label"] for r in test], [r["baseline"] for r in test]
     fmt = get_input_format(config.input_format)
@@ -70,7 +73,7 @@ def main() -> None:
     base_log_probs = None
 
     # REV from the same run, for reference.
-    for name, overrides in [("rev", None)] + [point_name(spec) for spec in args.grid]:
+    for name, overrides in [("rev", None), *grid]:
         if name in results["points"]:
             continue
         start = time.perf_counter()

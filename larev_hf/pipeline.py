@@ -297,19 +297,28 @@ class Run:
         """ψ is trained only if some Φ_LA uses it (λ_probe > 0, or the ablations, whose λ_IRM = 0 model keeps it)."""
         return self.config.larev_setting("lambda_probe") > 0 or self.config.ablations
 
-    def stage_leakage_aware(self, name: str, **overrides: float) -> None:
-        """Φ_LA (or an ablation of it): a fresh model trained with IRMProbeTrainer (eq. 4.10; A.1 step 9)."""
+    def stage_leakage_aware(self, name: str, **overrides: Any) -> None:
+        """Φ_LA (or an ablation of it): a fresh model trained with IRMProbeTrainer (eq. 4.10; A.1 step 9).
+
+        ``overrides`` replace the run's IRMProbeConfig settings (``lambda_irm``, ``lambda_probe``,
+        ``probe_max_loss``, ``token_reduction``, ...); all of them are saved to ``larev_weights.json``.
+        """
         from larev_hf.training.leakage_aware import environment_dataset, train_leakage_aware
 
         cfg = self.config
         dataset = environment_dataset(self.split_records("train"), self.environments(), self.tokenizer(),
                                       get_input_format(cfg.input_format))
-        weights = {"lambda_irm": cfg.larev_setting("lambda_irm"), "lambda_probe": cfg.larev_setting("lambda_probe"), **overrides}
+        weights = {
+            "lambda_irm": cfg.larev_setting("lambda_irm"),
+            "lambda_probe": cfg.larev_setting("lambda_probe"),
+            "penalty_warmup_ratio": cfg.penalty_warmup_ratio,
+            "probe_max_loss": cfg.probe_max_loss,
+            **overrides,
+        }
         probe = self.model("probe") if weights["lambda_probe"] > 0 else None
         model = build_model(cfg.backbone, self.tokenizer(), seed=cfg.seed)
         train_leakage_aware(model, self.tokenizer(), dataset, self.path("models", name), cfg.train_settings(self.progress),
-                            probe, groups_per_batch=int(cfg.larev_setting("groups_per_batch")),
-                            penalty_warmup_ratio=cfg.penalty_warmup_ratio, probe_max_loss=cfg.probe_max_loss, **weights)
+                            probe, groups_per_batch=int(cfg.larev_setting("groups_per_batch")), **weights)
         write_json(self.path("models", name, "larev_weights.json"), weights)
 
     # ----------------------------------------------------------------- scoring
