@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from larev_hf.data import add_baselines, add_variants, load_examples, make_baseline_builder
+from larev_hf.data import add_baselines, add_variants, load_examples, load_schema_jsonl, make_baseline_builder
 from larev_hf.data.variants import build_variants
 from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.modeling import (
@@ -453,7 +453,10 @@ class Run:
         cfg = self.config
         source, split = (str(data_file.parent), data_file.stem) if data_file.is_file() else (str(data_file), "test")
         builder = baseline_builder_from_spec(cfg.baseline_builder, cfg.seed)
-        dataset = load_examples(cfg.dataset, source, split, seed=cfg.seed, **cfg.loader_options)
+        if cfg.dataset == "synthetic":  # generated data has no source format: a file of it is in the schema
+            dataset = load_schema_jsonl(data_file)
+        else:
+            dataset = load_examples(cfg.dataset, source, split, seed=cfg.seed, **cfg.loader_options)
         dataset = add_variants(add_baselines(dataset, builder))
         records = dataset.to_list()
         summary, rows = self.score_records(records, cfg.methods)

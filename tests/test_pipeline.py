@@ -54,11 +54,19 @@ def test_report_has_the_documented_schema_and_files(larev_run):
     assert not list(larev_run.rglob("*.tmp")) and not list(larev_run.rglob(".*.tmp"))
 
 
-def test_rev_is_fooled_by_the_leaky_baseline_on_the_synthetic_task(larev_run):
-    """The synthetic baseline states the answer, so Φ_base is already certain: REV cannot separate variants."""
+def test_larev_separates_where_the_leaky_baseline_fools_rev(larev_run):
+    """The synthetic baseline states the answer: Φ_base is certain from b alone, Φ keeps answering from b
+    whatever the rationale, and only Φ_LA (trained across environments) needs the rationale."""
     report = read_json(larev_run / "report.json")
-    assert report["accuracy"]["phi_base"]["baseline"] == 1.0
-    assert abs(report["methods"]["rev"]["separations"]["sum"]) < 0.1
+    accuracy, methods = report["accuracy"], report["methods"]
+    assert accuracy["phi_base"]["baseline"] == 1.0
+    assert accuracy["phi"]["vacuous"] >= 0.9 and accuracy["phi"]["leaky"] >= 0.9
+    assert accuracy["phi_la"]["gold"] >= 0.9
+    assert accuracy["phi_la"]["vacuous"] < accuracy["phi"]["vacuous"] - 0.2
+    for key in ("gold_minus_leaky", "gold_minus_vacuous"):
+        assert methods["larev"]["separations"][key] > 0.5
+        assert methods["larev"]["ci95"][key][0] > 0
+        assert methods["larev"]["separations"][key] > methods["rev"]["separations"][key] + 0.5
 
 
 def test_evaluate_reproduces_the_run_scores_without_training(larev_run, tmp_path):
@@ -169,3 +177,17 @@ def test_phi_la_settings_may_change_until_a_phi_la_exists(tmp_path):
         Run(RunConfig(method="all", lambda_irm=0.3), tmp_path, progress=False).check_config()
     with pytest.raises(ValueError, match="different settings \\(seed\\)"):
         Run(RunConfig(method="all", lambda_irm=0.1, seed=1), tmp_path, progress=False).check_config()
+
+
+def test_schema_files_load_and_name_a_missing_field(tmp_path):
+    from larev_hf.data import load_schema_jsonl
+    from larev_hf.io import DataError
+
+    record = {"id": "s1", "task": "qa", "premise": "", "hypothesis": "", "question": "where?", "choices": ["a", "b"],
+              "label": "a", "rationale": "because", "baseline": "extra columns are dropped"}
+    path = tmp_path / "test.jsonl"
+    path.write_text(json.dumps(record) + "\n" + json.dumps({k: v for k, v in record.items() if k != "label"}) + "\n")
+    with pytest.raises(DataError, match=r"test\.jsonl, line 2.*missing field 'label'"):
+        load_schema_jsonl(path)
+    path.write_text(json.dumps(record) + "\n")
+    assert load_schema_jsonl(path)[0] == {k: v for k, v in record.items() if k != "baseline"}

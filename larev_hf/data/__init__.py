@@ -19,6 +19,7 @@ from larev_hf.data.loaders import (
     load_esnli,
     load_examples,
     load_jsonl,
+    load_schema_jsonl,
     load_strategyqa,
 )
 from larev_hf.data.schema import (
@@ -66,6 +67,7 @@ __all__ = [
     "load_esnli",
     "load_examples",
     "load_jsonl",
+    "load_schema_jsonl",
     "load_strategyqa",
     "load_synthetic",
     "make_baseline_builder",

@@ -347,6 +347,19 @@ LOADERS: dict[str, Callable[..., datasets.Dataset]] = {
 KINDS: tuple[str, ...] = (*LOADERS, "synthetic")
 
 
+def load_schema_jsonl(path: str | os.PathLike) -> datasets.Dataset:
+    """A JSONL file already in the schema (a run's ``data/test.jsonl``, a saved synthetic split, ...).
+
+    Extra columns (``baseline``, ``rationale_<variant>``) are dropped; each record is validated.
+    """
+    records = []
+    for line, raw in read_jsonl(path):
+        record = {column: raw[column] for column in COLUMNS if column in raw}
+        validate_example(record, path=str(path), line=line)
+        records.append(record)
+    return to_dataset(records)
+
+
 def load_examples(
     kind: str,
     source: str | os.PathLike | None,
