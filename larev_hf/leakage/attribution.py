@@ -135,6 +135,7 @@ def integrated_gradients_terms(
             inputs_embeds=inputs_embeds,
             attention_mask=attention_mask,
             decoder_input_ids=model.prepare_decoder_input_ids_from_labels(labels=label_ids),
+            use_cache=False,
         ).logits
         token = torch.log_softmax(logits.float(), -1).gather(-1, label_ids.clamp(min=0).unsqueeze(-1)).squeeze(-1)
         return (token * label_mask).sum(-1)

@@ -107,6 +107,7 @@ def score_labels(
             input_ids=input_ids.to(device),
             attention_mask=attention_mask.to(device),
             decoder_input_ids=decoder_inputs(model, masked_labels),
+            use_cache=False,  # one teacher-forced pass: a key/value cache would only cost time
         ).logits
         log_probs = torch.log_softmax(logits.float(), dim=-1)
         token_log_probs = log_probs.gather(-1, label_ids.to(device).unsqueeze(-1)).squeeze(-1)
