@@ -237,3 +237,19 @@ def test_stop_word_guard_skips_function_words_and_counts_it():
     # A minimum score stops the search; with nothing left the top word is still returned.
     assert select_leakage_term(text, spans, scores, IGSettings(top_k=2, min_score=1.0)).text == "implies"
     assert select_leakage_term(text, spans, scores, IGSettings(min_score=10.0)).text == "the"
+
+
+def test_hf_rewriter_keeps_the_context_or_falls_back(tiny_model, tiny_tokenizer, tmp_path):
+    """A model that does not return the baseline with only the term changed is not trusted: the counter-label
+    substitution is used and counted, so E3 still differs from E1 only at t_leak."""
+    from larev_hf.leakage import HFRewriter
+    from larev_hf.modeling import save_evaluator
+
+    save_evaluator(tiny_model, tiny_tokenizer, tmp_path / "rewriter")
+    rewriter = HFRewriter(str(tmp_path / "rewriter"), max_new_tokens=8, device="cpu")
+    record = {"id": "q1", "task": "qa", "question": "where is it kept ?", "label": "kitchen",
+              "choices": ["kitchen", "garage"], "baseline": "the blorvex is kept in the kitchen ."}
+    start = record["baseline"].index("kitchen")
+    envs = make_environments(record, LeakageTerm(start, start + 7, "kitchen", 1.0, False), "<mask>", rewriter)
+    assert envs["antonym"] == "the blorvex is kept in the garage ."  # a random-init model cannot do it: fallback
+    assert rewriter.fallbacks == 1 and rewriter.to_config()["fallbacks"] == 1

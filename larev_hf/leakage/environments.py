@@ -41,7 +41,7 @@ def make_environments(
     return {
         "original": baseline,
         "mask": f"{prefix}{mask_token}{suffix}",
-        "antonym": f"{prefix}{rewriter.replacement(example, span)}{suffix}",
+        "antonym": rewriter.rewrite(example, prefix, span, suffix),
         "term": span,
         "start": start,
         "end": end,

@@ -36,9 +36,9 @@ Antonym version:"""
 
 
 class Rewriter(Protocol):
-    """Gives the replacement for t_leak in an example's baseline (the E3 environment)."""
+    """Rewrites an example's baseline ``prefix + term + suffix`` into its E3 sentence (t_leak → counter term)."""
 
-    def replacement(self, example: dict, term: str) -> str: ...
+    def rewrite(self, example: dict, prefix: str, term: str, suffix: str) -> str: ...
 
     def to_config(self) -> dict: ...
 
@@ -66,14 +66,23 @@ class CounterLabelRewriter:
             return label_verbalization(example, counter)
         return ANTONYMS.get(term.lower(), f"not {term}")
 
+    def rewrite(self, example: dict, prefix: str, term: str, suffix: str) -> str:
+        """The baseline with only ``term`` replaced (see :meth:`replacement`)."""
+        return f"{prefix}{self.replacement(example, term)}{suffix}"
+
     def to_config(self) -> dict:
         return {"name": "counter_label", "seed": self.seed}
 
 
 class HFRewriter:
-    """E3 by any HF text2text model given the thesis's prompt (appendix C.2); greedy decoding, so deterministic."""
+    """E3 by any HF text2text model given the thesis's prompt (appendix C.2); greedy decoding, so deterministic.
 
-    def __init__(self, model_name_or_path: str, max_new_tokens: int = 64, device: str | None = None) -> None:
+    The thesis asks the model to change only the masked term. An output that does not keep the
+    baseline's text before and after t_leak is not used: the counter-label substitution is, and
+    ``fallbacks`` counts how often, so E1/E2/E3 still differ only at t_leak.
+    """
+
+    def __init__(self, model_name_or_path: str, max_new_tokens: int = 64, device: str | None = None, seed: int = 0) -> None:
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
         from larev_hf.modeling.backbones import resolve_device
@@ -82,18 +91,23 @@ class HFRewriter:
         self.tokenizer = AutoTokenizer.from_pretrained(model_name_or_path)
         self.model = AutoModelForSeq2SeqLM.from_pretrained(model_name_or_path).to(resolve_device(device)).eval()
         self.max_new_tokens = max_new_tokens
+        self.fallback = CounterLabelRewriter(seed=seed)
+        self.fallbacks = 0
 
-    def rewrite_sentence(self, example: dict, masked_sentence: str, term: str) -> str:
+    def rewrite(self, example: dict, prefix: str, term: str, suffix: str) -> str:
         prompt = ANTONYM_PROMPT.format(
-            question=example.get("question") or f"{example['premise']} {example['hypothesis']}",
-            answer=example["label"], masked_sentence=masked_sentence, term=term,
+            question=example.get("question") or f"{example.get('premise', '')} {example.get('hypothesis', '')}".strip(),
+            answer=example["label"], masked_sentence=f"{prefix}<mask>{suffix}", term=term,
         )
-        inputs = self.tokenizer(prompt, return_tensors="pt").to(self.model.device)
+        inputs = self.tokenizer(prompt, return_tensors="pt", truncation=True).to(self.model.device)
         output = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False)
-        return self.tokenizer.decode(output[0], skip_special_tokens=True).strip()
-
-    def replacement(self, example: dict, term: str) -> str:
-        raise NotImplementedError("HFRewriter rewrites whole sentences: use rewrite_sentence")
+        sentence = self.tokenizer.decode(output[0], skip_special_tokens=True).strip()
+        head, tail = prefix.strip(), suffix.strip()
+        middle = sentence[len(head) : len(sentence) - len(tail)].strip() if len(sentence) >= len(head) + len(tail) else ""
+        if sentence.startswith(head) and sentence.endswith(tail) and middle and middle.lower() != term.lower():
+            return f"{prefix}{middle}{suffix}"
+        self.fallbacks += 1
+        return self.fallback.rewrite(example, prefix, term, suffix)
 
     def to_config(self) -> dict:
-        return {"name": "hf", "model": self.name}
+        return {"name": "hf", "model": self.name, "max_new_tokens": self.max_new_tokens, "fallbacks": self.fallbacks}
