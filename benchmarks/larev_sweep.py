@@ -23,9 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from larev_hf.io import read_json, write_json  # noqa: E402
-from larev_hf.modeling import get_input_format  # noqa: E402
 from larev_hf.pipeline import Run, RunConfig  # noqa: E402
-from larev_hf.scores import VARIANTS, ConditionalVScorer, summarize_variants  # noqa: E402
+from larev_hf.scores import summarize_variants  # noqa: E402
 
 
 def point_name(spec: str) -> tuple[str, dict]:
@@ -65,8 +64,6 @@ def main() -> None:
     if any(overrides["lambda_probe"] > 0 for _, overrides in grid):
         run.run_stage("probe", run.stage_probe)
     test = run.split_records("test")
-    labels, baselines = [r["label"] for r in test], [r["baseline"] for r in test]
-    fmt = get_input_format(config.input_format)
     results = read_json(args.json) if Path(args.json).is_file() else {}
     results.setdefault("settings", {**config.__dict__, "grid": args.grid})
     results.setdefault("points", {})
@@ -80,11 +77,9 @@ def main() -> None:
         if overrides is not None:
             run.run_stage(name, lambda n=name, o=overrides: run.stage_leakage_aware(n, **o))
         model_name = "phi" if name == "rev" else name
-        scorer = ConditionalVScorer(run.model("phi_base"), run.model(model_name), run.tokenizer(), fmt, config.reduction)
         if base_log_probs is None:
-            base_log_probs = scorer.baseline_log_probs(baselines, labels)
-        scores = {v: scorer.score([r[f"rationale_{v}"] for r in test], baselines, labels, base_log_probs).scores
-                  for v in VARIANTS}
+            base_log_probs = run.scorer(model_name).baseline_log_probs([r["baseline"] for r in test], [r["label"] for r in test])
+        scores = run.variant_scores(model_name, test, base_log_probs)
         summary = summarize_variants(scores, n_boot=500, seed=args.seed)
         results["points"][name] = {**(overrides or {}), **summary, "seconds": time.perf_counter() - start}
         write_json(args.json, results)

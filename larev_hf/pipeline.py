@@ -322,41 +322,56 @@ class Run:
         write_json(self.path("models", name, "larev_weights.json"), weights)
 
     # ----------------------------------------------------------------- scoring
+    def scorer(self, model_name: str) -> ConditionalVScorer:
+        """A scorer pairing Φ_base with the rationale model ``models/<model_name>``."""
+        cfg = self.config
+        return ConditionalVScorer(self.model("phi_base"), self.model(model_name), self.tokenizer(),
+                                  get_input_format(cfg.input_format), cfg.reduction, cfg.eval_batch_size)
+
+    def variant_scores(
+        self,
+        model_name: str,
+        records: list[dict[str, Any]],
+        base_log_probs: np.ndarray,
+        rows: list[dict[str, Any]] | None = None,
+        column: str | None = None,
+    ) -> dict[str, np.ndarray]:
+        """Pointwise scores of every rationale variant with ``models/<model_name>``; also written to
+        ``rows[i]["<column>/<variant>"]`` when ``rows`` is given."""
+        scorer = self.scorer(model_name)
+        labels, baselines = [r["label"] for r in records], [r["baseline"] for r in records]
+        scores = {}
+        for variant in VARIANTS:
+            rationales = [r[f"rationale_{variant}"] for r in records]
+            scores[variant] = scorer.score(rationales, baselines, labels, base_log_probs, self.progress).scores
+            if rows is not None:
+                for row, value in zip(rows, scores[variant], strict=True):
+                    row[f"{column or model_name}/{variant}"] = float(value)
+        return scores
+
     def score_records(self, records: list[dict[str, Any]], methods: tuple[str, ...]) -> tuple[dict, list[dict]]:
         """Pointwise scores of every variant under every method, plus evaluator accuracies."""
         cfg, fmt = self.config, get_input_format(self.config.input_format)
         labels = [r["label"] for r in records]
         baselines = [r["baseline"] for r in records]
         choices = [r["choices"] for r in records]
-        rows = [{"id": r["id"], "label": r["label"]} for r in records]
-        scores: dict[str, dict[str, np.ndarray]] = {}
-        accuracy: dict[str, dict[str, float]] = {}
         kwargs = {"batch_size": cfg.eval_batch_size, "reduction": cfg.reduction}
+        base_log_probs = self.scorer(METHOD_MODELS[methods[0]]).baseline_log_probs(baselines, labels, self.progress)
+        rows = [{"id": r["id"], "label": r["label"], "log_p_baseline": float(value)}
+                for r, value in zip(records, base_log_probs, strict=True)]
         base_predictions = predict_choices(self.model("phi_base"), self.tokenizer(),
                                            [fmt.baseline_input(b) for b in baselines], choices, **kwargs)
-        accuracy["phi_base"] = {"baseline": _accuracy(base_predictions, choices, labels)}
-        base_log_probs = None
+        accuracy: dict[str, dict[str, float]] = {"phi_base": {"baseline": _accuracy(base_predictions, choices, labels)}}
+        summary = {}
         for method in methods:
             model_name = METHOD_MODELS[method]
-            scorer = ConditionalVScorer(self.model("phi_base"), self.model(model_name), self.tokenizer(), fmt,
-                                        cfg.reduction, cfg.eval_batch_size)
-            if base_log_probs is None:
-                base_log_probs = scorer.baseline_log_probs(baselines, labels, self.progress)
-                for row, value in zip(rows, base_log_probs, strict=True):
-                    row["log_p_baseline"] = float(value)
-            scores[method] = {}
-            accuracy.setdefault(model_name, {})
+            scores = self.variant_scores(model_name, records, base_log_probs, rows, column=method)
+            summary[method] = summarize_variants(scores, n_boot=cfg.n_boot, seed=cfg.seed)
+            accuracy[model_name] = {}
             for variant in VARIANTS:
-                rationales = [r[f"rationale_{variant}"] for r in records]
-                result = scorer.score(rationales, baselines, labels, base_log_probs, self.progress)
-                scores[method][variant] = result.scores
-                for row, value in zip(rows, result.scores, strict=True):
-                    row[f"{method}/{variant}"] = float(value)
-                if variant not in accuracy[model_name]:
-                    inputs = [fmt.rationale_input(r, b) for r, b in zip(rationales, baselines, strict=True)]
-                    predictions = predict_choices(self.model(model_name), self.tokenizer(), inputs, choices, **kwargs)
-                    accuracy[model_name][variant] = _accuracy(predictions, choices, labels)
-        summary = {method: summarize_variants(scores[method], n_boot=cfg.n_boot, seed=cfg.seed) for method in methods}
+                inputs = [fmt.rationale_input(r[f"rationale_{variant}"], r["baseline"]) for r in records]
+                predictions = predict_choices(self.model(model_name), self.tokenizer(), inputs, choices, **kwargs)
+                accuracy[model_name][variant] = _accuracy(predictions, choices, labels)
         result: dict[str, Any] = {"methods": summary, "accuracy": accuracy}
         if "larev" in methods and cfg.ablations:
             result["ablations"] = self.ablation_table(records, summary, base_log_probs, rows)
@@ -364,21 +379,12 @@ class Run:
 
     def ablation_table(self, records, summary, base_log_probs, rows) -> dict[str, dict]:
         """Separations of REV, full LAREV and each ablated Φ_LA (thesis table 5.6)."""
-        cfg, fmt = self.config, get_input_format(self.config.input_format)
-        labels, baselines = [r["label"] for r in records], [r["baseline"] for r in records]
+        cfg = self.config
         full = read_json(self.path("models", "phi_la", "larev_weights.json"))
         table = {"REV": {"lambda_irm": "n/a", "lambda_probe": "n/a", "separations": summary["rev"]["separations"]}}
         for name in ABLATIONS:
-            scorer = ConditionalVScorer(self.model("phi_base"), self.model(name), self.tokenizer(), fmt, cfg.reduction,
-                                        cfg.eval_batch_size)
-            variant_scores = {}
-            for variant in VARIANTS:
-                variant_scores[variant] = scorer.score([r[f"rationale_{variant}"] for r in records], baselines, labels,
-                                                       base_log_probs, self.progress).scores
-                for row, value in zip(rows, variant_scores[variant], strict=True):
-                    row[f"{name}/{variant}"] = float(value)
+            entry = summarize_variants(self.variant_scores(name, records, base_log_probs, rows), n_boot=cfg.n_boot, seed=cfg.seed)
             weights = read_json(self.path("models", name, "larev_weights.json"))
-            entry = summarize_variants(variant_scores, n_boot=cfg.n_boot, seed=cfg.seed)
             table[f"LAREV {name.removeprefix('phi_la_')}"] = {**weights, "separations": entry["separations"], "ci95": entry["ci95"]}
         table["LAREV (full)"] = {**full, "separations": summary["larev"]["separations"], "ci95": summary["larev"]["ci95"]}
         return table
