@@ -52,6 +52,19 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     larev.add_argument("--ig-top-k", type=int, default=1, help="words per leakage term")
     larev.add_argument("--no-stop-word-guard", dest="stop_word_guard", action="store_false", help="let IG pick stop words as t_leak")
     larev.add_argument("--ablations", action="store_true", help="also train Φ_LA with λ_IRM = 0, λ_probe = 0 and both 0 (table 5.6)")
+    lora = parser.add_argument_group("LoRA (PEFT) for every trained model")
+    lora.add_argument("--lora", action="store_true", help="train LoRA adapters instead of full fine-tuning")
+    lora.add_argument("--lora-r", type=int, default=16, help="adapter rank")
+    lora.add_argument("--lora-alpha", type=int, default=32, help="adapter scaling numerator (update × alpha / r)")
+    lora.add_argument("--lora-dropout", type=float, default=0.05)
+    lora.add_argument("--lora-target-modules", type=_comma_list, default=None,
+                      help="comma-separated module-name suffixes, e.g. 'q,v' (default: every linear layer but the output)")
+    lora.add_argument("--lora-modules-to-save", type=_comma_list, default=None,
+                      help="modules trained in full alongside the adapters, e.g. 'shared' (a preset's embeddings)")
+
+
+def _comma_list(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
 
 
 def _config_from_args(args: argparse.Namespace):
@@ -66,6 +79,8 @@ def _config_from_args(args: argparse.Namespace):
         penalty_warmup_ratio=args.penalty_warmup_ratio, groups_per_batch=args.groups_per_batch,
         probe_max_loss=args.probe_max_loss, ig_steps=args.ig_steps, ig_top_k=args.ig_top_k,
         stop_word_guard=args.stop_word_guard, ablations=args.ablations, loader_options=_loader_options(args),
+        lora=args.lora, lora_r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
+        lora_target_modules=args.lora_target_modules, lora_modules_to_save=args.lora_modules_to_save,
     )
 
 

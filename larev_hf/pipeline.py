@@ -34,6 +34,7 @@ from larev_hf.modeling import (
     predict_choices,
     training_defaults,
 )
+from larev_hf.modeling.lora import LoraSettings
 from larev_hf.report import write_report
 from larev_hf.scores import VARIANTS, ConditionalVScorer, summarize_variants
 from larev_hf.training import TrainSettings, train_seq2seq
@@ -91,6 +92,12 @@ class RunConfig:
     ig_top_k: int = 1
     stop_word_guard: bool = True
     ablations: bool = False
+    lora: bool = False
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    lora_target_modules: list[str] | None = None
+    lora_modules_to_save: list[str] | None = None
     loader_options: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -120,7 +127,15 @@ class RunConfig:
             batch_size=self.batch_size or int(defaults["batch_size"]),
             seed=self.seed,
             progress=progress,
+            lora=self.lora_settings(),
         )
+
+    def lora_settings(self) -> LoraSettings | None:
+        """The run's LoRA settings, or ``None`` for full fine-tuning."""
+        if not self.lora:
+            return None
+        return LoraSettings(r=self.lora_r, alpha=self.lora_alpha, dropout=self.lora_dropout,
+                            target_modules=self.lora_target_modules, modules_to_save=self.lora_modules_to_save)
 
     def larev_setting(self, name: str) -> float:
         """``lambda_irm`` / ``lambda_probe`` / ``groups_per_batch``: the configured value or the backbone's default."""

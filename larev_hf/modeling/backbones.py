@@ -29,6 +29,8 @@ from transformers import (
     set_seed,
 )
 
+from larev_hf.modeling.lora import is_adapter_dir, load_adapter_model
+
 SPECIAL_TOKENS = {"pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>", "mask_token": "<mask>", "bos_token": "<s>"}
 
 
@@ -171,13 +173,19 @@ def load_evaluator(
     """Load a seq2seq evaluator and its tokenizer from a Hub name (``t5-large``) or a local directory.
 
     One code path serves both: a directory saved with ``save_pretrained`` and a Hub id go through
-    ``AutoModelForSeq2SeqLM.from_pretrained``/``AutoTokenizer.from_pretrained``.
+    ``AutoModelForSeq2SeqLM.from_pretrained``/``AutoTokenizer.from_pretrained``. A LoRA adapter
+    directory is loaded onto its base and merged (:mod:`larev_hf.modeling.lora`).
     """
     name_or_path = str(name_or_path)
-    if Path(name_or_path).is_dir() and not (Path(name_or_path) / "config.json").is_file():
-        raise FileNotFoundError(f"{name_or_path}: no config.json; expected a directory written by save_pretrained")
+    if Path(name_or_path).is_dir() and not (Path(name_or_path) / "config.json").is_file() and not is_adapter_dir(name_or_path):
+        raise FileNotFoundError(
+            f"{name_or_path}: no config.json or adapter_config.json; expected a directory written by save_pretrained"
+        )
     kwargs = {"dtype": dtype} if dtype is not None else {}
-    model = AutoModelForSeq2SeqLM.from_pretrained(name_or_path, **kwargs)
+    if is_adapter_dir(name_or_path):  # a LoRA-trained evaluator: base + adapter, merged for scoring
+        model = load_adapter_model(name_or_path, merge=True, **kwargs)
+    else:
+        model = AutoModelForSeq2SeqLM.from_pretrained(name_or_path, **kwargs)
     tokenizer = AutoTokenizer.from_pretrained(name_or_path)
     model.to(resolve_device(device)).eval()
     return model, tokenizer

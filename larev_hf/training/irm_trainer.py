@@ -15,8 +15,9 @@ from collections import defaultdict
 
 import torch
 from torch.utils.data import DataLoader
-from transformers import AutoModelForSeq2SeqLM, PreTrainedModel, Seq2SeqTrainer
+from transformers import PreTrainedModel, Seq2SeqTrainer
 
+from larev_hf.modeling.backbones import load_evaluator
 from larev_hf.training.collator import EnvironmentCollator
 from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.losses import IRMProbeLoss
@@ -29,8 +30,8 @@ class IRMProbeTrainer(Seq2SeqTrainer):
     Args:
         model: the evaluator Φ_LA (a fresh model: the thesis does not start it from Φ).
         args (`IRMProbeConfig`): training arguments with LAREV's fields.
-        probe_model (`PreTrainedModel` or `str`, *optional*): the leakage probe ψ (or its path); frozen and
-            used in evaluation mode only. Without it the probe term is 0.
+        probe_model (`PreTrainedModel` or `str`, *optional*): the leakage probe ψ (or its path, a full model
+            or a LoRA adapter directory); frozen and used in evaluation mode only. Without it the probe term is 0.
         loss (`IRMProbeLoss`, *optional*): the objective; built from ``args`` by default.
         Other arguments are those of ``Seq2SeqTrainer``.
 
@@ -61,7 +62,7 @@ class IRMProbeTrainer(Seq2SeqTrainer):
         self.loss_module = loss or IRMProbeLoss(args.token_reduction, args.probe_max_loss)
         self.probe = None
         if probe_model is not None:
-            probe = AutoModelForSeq2SeqLM.from_pretrained(probe_model) if isinstance(probe_model, str) else probe_model
+            probe = load_evaluator(probe_model, device="cpu")[0] if isinstance(probe_model, str) else probe_model
             probe.requires_grad_(False).eval()
             self.probe = self.accelerator.prepare_model(probe, evaluation_mode=True)
         self._metrics: dict[str, dict[str, list[float]]] = {"train": defaultdict(list), "eval": defaultdict(list)}

@@ -28,8 +28,12 @@ def train_probe(
     output_dir: str | os.PathLike,
     settings: TrainSettings,
 ) -> PreTrainedModel:
-    """ψ: initialised from Φ, encoder frozen, decoder trained on b̃ → y (thesis §4.5.3-4.5.4, eq. 4.8)."""
-    return train_seq2seq(freeze_encoder(phi), tokenizer, masked_baselines, labels, output_dir, settings)
+    """ψ: initialised from Φ, encoder frozen, decoder trained on b̃ → y (thesis §4.5.3-4.5.4, eq. 4.8).
+
+    With LoRA, Φ's adapter is already merged (``load_evaluator``) and ψ's adapters go on decoder layers only.
+    """
+    return train_seq2seq(freeze_encoder(phi), tokenizer, masked_baselines, labels, output_dir, settings,
+                         decoder_only=True)
 
 
 def environment_dataset(
@@ -79,7 +83,7 @@ def train_leakage_aware(
         lambda_irm=lambda_irm, lambda_probe=lambda_probe, logging_steps=25, **config_overrides,
     )
     trainer = IRMProbeTrainer(
-        model=model, args=args, train_dataset=train_dataset, processing_class=tokenizer,
+        model=settings.prepare_model(model), args=args, train_dataset=train_dataset, processing_class=tokenizer,
         probe_model=probe if lambda_probe > 0 else None,
     )
     return fit_and_save(trainer, tokenizer, output_dir)

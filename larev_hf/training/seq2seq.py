@@ -24,6 +24,8 @@ from transformers import (
 )
 from transformers.trainer_utils import get_last_checkpoint
 
+from larev_hf.modeling.lora import LoraSettings, apply_lora, is_peft_model, save_adapter
+
 
 @dataclass
 class TrainSettings:
@@ -38,6 +40,13 @@ class TrainSettings:
     bf16: bool = False
     fp16: bool = False
     progress: bool = True
+    lora: LoraSettings | None = None
+
+    def prepare_model(self, model: PreTrainedModel, decoder_only: bool = False) -> PreTrainedModel:
+        """``model`` ready to train: wrapped in LoRA adapters when ``lora`` is set (decoder layers only for the probe)."""
+        if self.lora is None or is_peft_model(model):
+            return model
+        return apply_lora(model, self.lora, decoder_only=decoder_only)
 
     def training_arguments(
         self, output_dir: str | os.PathLike, args_class: type[Seq2SeqTrainingArguments] = Seq2SeqTrainingArguments, **overrides
@@ -92,13 +101,18 @@ def train_seq2seq(
     output_dir: str | os.PathLike,
     settings: TrainSettings,
     trainer_class: type[Seq2SeqTrainer] = Seq2SeqTrainer,
+    decoder_only: bool = False,
 ) -> PreTrainedModel:
     """Train ``model`` on ``sources -> targets`` and save it (with the tokenizer) to ``output_dir``.
+
+    With ``settings.lora`` only LoRA adapters train (on decoder layers only if ``decoder_only``) and
+    the directory holds the adapter (see :mod:`larev_hf.modeling.lora`).
 
     Resumes from ``output_dir/checkpoints`` if an earlier attempt was interrupted. The final
     directory appears only when training has finished (written to a temporary sibling and renamed).
     """
     output_dir = Path(output_dir)
+    model = settings.prepare_model(model, decoder_only=decoder_only)
     train_dataset = tokenize_pairs(tokenizer, sources, targets, settings.max_input_length, settings.max_label_length)
     trainer = trainer_class(
         model=model,
@@ -127,11 +141,12 @@ def fit_and_save(trainer: Seq2SeqTrainer, tokenizer: PreTrainedTokenizerBase, ou
 
 
 def save_model_atomically(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, output_dir: str | os.PathLike) -> None:
-    """``save_pretrained`` into a temporary sibling directory, then rename it to ``output_dir``."""
+    """``save_pretrained`` (or :func:`save_adapter` for a LoRA model) into a temporary sibling directory,
+    then rename it to ``output_dir``."""
     output_dir = Path(output_dir)
     tmp = output_dir.parent / f".{output_dir.name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
+    save_adapter(model, tmp) if is_peft_model(model) else model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
     if output_dir.exists():
         shutil.rmtree(output_dir)

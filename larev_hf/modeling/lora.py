@@ -1,0 +1,137 @@
+"""LoRA adapters (PEFT) for every trainable evaluator: Φ_base, Φ, the probe ψ and Φ_LA.
+
+An adapter-trained evaluator is saved as PEFT saves it (``adapter_config.json`` +
+``adapter_model.safetensors``) plus, when its base weights exist nowhere else, the base model in
+``<dir>/base_model`` — an offline preset is a random initialisation, and the probe's base is Φ
+with its adapter merged. A base that is a Hub checkpoint (``t5-large``) is referenced by name in
+``adapter_config.json`` and not copied. :func:`larev_hf.modeling.load_evaluator` loads either
+layout and merges the adapter for scoring.
+
+The probe keeps its frozen-encoder semantics (thesis §4.5.3): it starts from Φ (adapter merged),
+and only decoder modules receive adapters, so the encoder — base weights and all — stays fixed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torch import nn
+from transformers import PreTrainedModel
+
+#: Where an adapter directory keeps base weights that cannot be reloaded by name.
+BASE_MODEL_DIR = "base_model"
+ADAPTER_CONFIG = "adapter_config.json"
+
+
+@dataclass
+class LoraSettings:
+    """LoRA hyper-parameters (Hu et al. 2022) shared by every model of a run.
+
+    Args:
+        r (`int`, *optional*, defaults to 16): adapter rank.
+        alpha (`int`, *optional*, defaults to 32): scaling numerator (the update is scaled by alpha / r).
+        dropout (`float`, *optional*, defaults to 0.05): dropout on the adapter's input.
+        target_modules (`list[str]`, *optional*): module-name suffixes to adapt (``["q", "v"]`` is PEFT's
+            T5 default); ``None`` adapts every linear layer except the output projection, which is what
+            a randomly initialised preset needs to learn at all.
+        modules_to_save (`list[str]`, *optional*): modules trained in full and saved with the adapter
+            (e.g. ``["shared"]`` for a preset's embeddings).
+    """
+
+    r: int = 16
+    alpha: int = 32
+    dropout: float = 0.05
+    target_modules: list[str] | None = None
+    modules_to_save: list[str] | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.r < 1:
+            raise ValueError(f"LoRA rank r must be >= 1, got {self.r}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"LoRA dropout must be in [0, 1), got {self.dropout}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def lora_target_modules(model: nn.Module, suffixes: list[str] | None = None, decoder_only: bool = False) -> list[str]:
+    """Full names of the linear layers to adapt: those ending in one of ``suffixes`` (all, if ``None``),
+    never the output projection, and only decoder layers when ``decoder_only``."""
+    output = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    names = []
+    for name, module in model.named_modules():
+        if not isinstance(module, nn.Linear) or module is output:
+            continue
+        if suffixes is not None and name.rsplit(".", 1)[-1] not in suffixes:
+            continue
+        if decoder_only and "decoder" not in name.split("."):
+            continue
+        names.append(name)
+    if not names:
+        raise ValueError(f"no linear layer of {type(model).__name__} matches LoRA target_modules={suffixes} "
+                         f"(decoder_only={decoder_only})")
+    return names
+
+
+def apply_lora(model: PreTrainedModel, settings: LoraSettings, decoder_only: bool = False):
+    """Wrap ``model`` in a PEFT LoRA model; only the adapters (and ``modules_to_save``) train."""
+    from peft import LoraConfig, TaskType, get_peft_model
+
+    config = LoraConfig(
+        task_type=TaskType.SEQ_2_SEQ_LM, r=settings.r, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
+        target_modules=lora_target_modules(model, settings.target_modules, decoder_only),
+        modules_to_save=settings.modules_to_save,
+    )
+    return get_peft_model(model, config)
+
+
+def is_peft_model(model: nn.Module) -> bool:
+    from peft import PeftModel
+
+    return isinstance(model, PeftModel)
+
+
+def save_adapter(model, directory: str | os.PathLike) -> None:
+    """Save the adapter, and the base weights in ``base_model/`` unless the base is a reloadable checkpoint name."""
+    directory = Path(directory)
+    model.save_pretrained(directory)
+    if not _reloadable(model.get_base_model().name_or_path):
+        _save_base_weights(model, directory / BASE_MODEL_DIR)
+
+
+def _save_base_weights(model, directory: Path) -> None:
+    """Write the base model without adapters: a copy with the LoRA layers unloaded (not merged)."""
+    import copy
+
+    bare = copy.deepcopy(model).unload()
+    bare.save_pretrained(directory)
+
+
+def _reloadable(name_or_path: str) -> bool:
+    """Whether ``name_or_path`` names weights that load again later: a Hub id (not a local path)."""
+    return bool(name_or_path) and not Path(name_or_path).exists() and not os.path.isabs(name_or_path)
+
+
+def is_adapter_dir(directory: str | os.PathLike) -> bool:
+    return Path(directory, ADAPTER_CONFIG).is_file()
+
+
+def load_adapter_model(directory: str | os.PathLike, merge: bool = True, **model_kwargs: Any) -> PreTrainedModel:
+    """Load an adapter directory onto its base (``base_model/`` if saved, else the name in ``adapter_config.json``)."""
+    from peft import PeftConfig, PeftModel
+    from transformers import AutoModelForSeq2SeqLM
+
+    directory = Path(directory)
+    local_base = directory / BASE_MODEL_DIR
+    base_name = str(local_base) if local_base.is_dir() else PeftConfig.from_pretrained(directory).base_model_name_or_path
+    base = AutoModelForSeq2SeqLM.from_pretrained(base_name, **model_kwargs)
+    model = PeftModel.from_pretrained(base, directory)
+    if not merge:
+        return model
+    merged = model.merge_and_unload()
+    # The merged weights exist only here: an adapter trained on top of them must save them as its base.
+    merged.name_or_path = merged.config._name_or_path = ""
+    return merged
