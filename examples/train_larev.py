@@ -33,7 +33,14 @@ Usage:
         --lambda_irm 25 --lambda_probe 5e-3 --learning_rate 3e-5 --num_train_epochs 8 \\
         --per_device_train_batch_size 8 --bf16 --logging_steps 50 --output_dir runs/esnli-phi-la
 
-    (LoRA: planned, see issue)
+    # LoRA adapters (PEFT) on every linear layer of a T5-large Φ_LA, one GPU, bf16
+    accelerate launch --config_file examples/accelerate_configs/single_gpu.yaml examples/train_larev.py \
+        --dataset esnli --data_dir ../shared/data/esnli --backbone t5-large --lora_r 16 --lora_alpha 32 \
+        --lambda_irm 5 --learning_rate 1e-4 --num_train_epochs 3 --per_device_train_batch_size 8 --bf16 \
+        --output_dir runs/esnli-phi-la-lora
+
+Accelerate configs for single GPU, DDP, FSDP, DeepSpeed ZeRO-2 and two CPU processes are in
+``examples/accelerate_configs/``; pass one with ``accelerate launch --config_file <file>``.
 
 Steps:
 
@@ -67,6 +74,7 @@ from larev_hf.data import add_baselines, load_examples, make_baseline_builder
 from larev_hf.leakage import LeakageTerm, make_environments, mask_token_of
 from larev_hf.leakage.rewriters import label_verbalization
 from larev_hf.modeling import build_model, build_tokenizer, get_input_format, is_preset
+from larev_hf.modeling.lora import LoraSettings, apply_lora, is_peft_model, save_adapter
 from larev_hf.training import IRMProbeConfig, IRMProbeTrainer
 from larev_hf.training.leakage_aware import environment_dataset
 
@@ -94,6 +102,11 @@ class ScriptArguments:
                   "trains one on the training text, once, on the main process."},
     )
     input_format: str = field(default="larev", metadata={"help": "Encoder template: larev (r b) or rev."})
+    lora_r: int | None = field(default=None, metadata={"help": "Train LoRA adapters of this rank instead of every weight."})
+    lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling numerator (update × alpha / r)."})
+    lora_target_modules: str | None = field(
+        default=None, metadata={"help": "Comma-separated module-name suffixes to adapt (default: every linear layer)."}
+    )
 
 
 def label_term(record: dict[str, Any]) -> LeakageTerm | None:
@@ -178,6 +191,9 @@ def main(script_args: ScriptArguments, training_args: IRMProbeConfig) -> None:
     # 2. Tokenizer (the same on every process) and a fresh Φ_LA (the thesis does not start Φ_LA from Φ).
     tokenizer = load_tokenizer(script_args, training_args, records)
     model = build_model(script_args.backbone, tokenizer, seed=training_args.seed)
+    if script_args.lora_r:
+        targets = script_args.lora_target_modules.split(",") if script_args.lora_target_modules else None
+        model = apply_lora(model, LoraSettings(r=script_args.lora_r, alpha=script_args.lora_alpha, target_modules=targets))
 
     # 3. Environments E1/E2/E3 from a leakage term covering the label verbalization (offline shortcut;
     #    the Integrated-Gradients leakage terms of the full method: `larev-hf run --method larev`).
@@ -209,8 +225,14 @@ def main(script_args: ScriptArguments, training_args: IRMProbeConfig) -> None:
         logger.info("initial_erm (untrained model, first global batch): %.6f", initial)
     trainer.train()
 
-    # 5. Save the model and tokenizer (save_pretrained on the main process) and the logged losses.
-    trainer.save_model(training_args.output_dir)
+    # 5. Save the model and tokenizer (save_pretrained on the main process) and the logged losses. A LoRA model is
+    #    saved as its adapter plus, for a randomly initialised preset, its base weights (`larev_hf.modeling.lora`).
+    if is_peft_model(trainer.model):
+        if trainer.is_world_process_zero():
+            save_adapter(trainer.model, training_args.output_dir)
+            tokenizer.save_pretrained(training_args.output_dir)
+    else:
+        trainer.save_model(training_args.output_dir)
     if trainer.is_world_process_zero():
         accelerator = trainer.accelerator
         groups = training_args.per_device_train_batch_size * accelerator.num_processes * training_args.gradient_accumulation_steps

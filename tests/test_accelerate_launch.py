@@ -30,6 +30,7 @@ from larev_hf.training import EnvironmentGroupBatchSampler
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "train_larev.py"
+CONFIGS = ROOT / "examples" / "accelerate_configs"
 
 
 # ----------------------------------------------------------------------------------------------- sampler
@@ -179,8 +180,8 @@ def test_accelerate_launch_two_processes_matches_one(tmp_path: Path) -> None:
     device (the same global batch of 4 groups), 4 steps, λ_IRM 1, on 32 synthetic examples.
 
     ``accelerate launch --cpu --num_processes 2`` starts a single process in accelerate 1.15 unless MPI is set
-    up, so the launch uses ``--multi_gpu`` (torchrun's launcher; gloo on CPU with ``ACCELERATE_USE_CPU=1``)
-    and the test asserts that the run reports 2 processes.
+    up, so the launch uses ``examples/accelerate_configs/cpu_ddp.yaml`` (the multi-GPU launcher; gloo on CPU
+    with ``ACCELERATE_USE_CPU=1``) and the test asserts that the run reports 2 processes.
 
     What is compared, and why it is robust:
 
@@ -213,8 +214,8 @@ def test_accelerate_launch_two_processes_matches_one(tmp_path: Path) -> None:
     single_losses = read_losses(single_dir, single)
 
     launch = [
-        *accelerate_launcher(), "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
-        "--dynamo_backend", "no", "--main_process_port", str(free_port()), str(EXAMPLE),
+        *accelerate_launcher(), "--config_file", str(CONFIGS / "cpu_ddp.yaml"), "--main_process_port", str(free_port()),
+        str(EXAMPLE),
     ]
     multi = run([*launch, "--output_dir", str(multi_dir), "--per_device_train_batch_size", "2",
                  "--tokenizer_name_or_path", str(single_dir), *common], env)
@@ -228,3 +229,19 @@ def test_accelerate_launch_two_processes_matches_one(tmp_path: Path) -> None:
         assert math.isfinite(summary["train_loss"])
     assert multi_losses["initial_erm"] == pytest.approx(single_losses["initial_erm"], rel=1e-4)
     assert multi_losses["losses"][0] == pytest.approx(single_losses["losses"][0], rel=0.15)
+
+
+@pytest.mark.parametrize("name", ["single_gpu", "multi_gpu", "fsdp", "deepspeed_zero2", "cpu_ddp"])
+def test_accelerate_config_files_load(name: str) -> None:
+    """Every shipped config is a valid accelerate ClusterConfig with the settings its comments promise."""
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    config = load_config_from_file(str(CONFIGS / f"{name}.yaml"))
+    expected = {"single_gpu": ("NO", "bf16", 1), "multi_gpu": ("MULTI_GPU", "bf16", 4), "fsdp": ("FSDP", "bf16", 4),
+                "deepspeed_zero2": ("DEEPSPEED", "bf16", 4), "cpu_ddp": ("MULTI_GPU", "no", 2)}[name]
+    assert (str(config.distributed_type).split(".")[-1], str(config.mixed_precision).split(".")[-1],
+            config.num_processes) == expected
+    if name == "fsdp":
+        assert config.fsdp_config["fsdp_transformer_layer_cls_to_wrap"] == "T5Block"
+    if name == "deepspeed_zero2":
+        assert config.deepspeed_config["zero_stage"] == 2

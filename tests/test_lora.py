@@ -79,3 +79,28 @@ def test_lora_run_trains_adapters_for_every_model_and_reports(tmp_path):
     assert set(report["methods"]) == {"larev"} and report["settings"]["lora"] is True
     with pytest.raises(ValueError, match="lora"):  # LoRA changes every trained model: no silent resume without it
         Run(RunConfig(**{**config.__dict__, "lora": False}), tmp_path, progress=False).execute()
+
+
+def test_example_script_trains_and_saves_a_lora_evaluator(tmp_path):
+    """examples/train_larev.py --lora_r: the saved directory is an adapter that load_evaluator puts back on its base."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(root)}
+    output = tmp_path / "phi_la"
+    result = subprocess.run(
+        [sys.executable, str(root / "examples" / "train_larev.py"), "--output_dir", str(output), "--max_train_examples", "32",
+         "--max_steps", "3", "--per_device_train_batch_size", "4", "--lora_r", "4", "--lambda_irm", "1", "--report_to", "none",
+         "--save_strategy", "no", "--disable_tqdm", "true"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=240,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert read_json(output / "adapter_config.json")["r"] == 4 and (output / BASE_MODEL_DIR / "config.json").is_file()
+    model, tokenizer = load_evaluator(output, device="cpu")
+    assert not any("lora" in name for name, _ in model.named_parameters())  # merged for scoring
+    base, _ = load_evaluator(output / BASE_MODEL_DIR, device="cpu")
+    merged_score = score_labels(model, tokenizer, ["a dog runs ."], ["entailment"]).sum
+    assert merged_score != pytest.approx(score_labels(base, tokenizer, ["a dog runs ."], ["entailment"]).sum, abs=1e-6)
