@@ -71,8 +71,7 @@ import torch
 from transformers import AutoTokenizer, HfArgumentParser, PreTrainedTokenizerBase
 
 from larev_hf.data import add_baselines, load_examples, make_baseline_builder
-from larev_hf.leakage import LeakageTerm, make_environments, mask_token_of
-from larev_hf.leakage.rewriters import label_verbalization
+from larev_hf.leakage import mask_token_of, verbalization_environments
 from larev_hf.modeling import build_model, build_tokenizer, get_input_format, is_preset
 from larev_hf.modeling.lora import LoraSettings, apply_lora, is_peft_model, save_adapter
 from larev_hf.training import IRMProbeConfig, IRMProbeTrainer
@@ -107,16 +106,6 @@ class ScriptArguments:
     lora_target_modules: str | None = field(
         default=None, metadata={"help": "Comma-separated module-name suffixes to adapt (default: every linear layer)."}
     )
-
-
-def label_term(record: dict[str, Any]) -> LeakageTerm | None:
-    """The leakage term as the last occurrence of the gold label's verbalization in the baseline (offline shortcut)."""
-    verbalization = label_verbalization(record, record["label"])
-    start = record["baseline"].lower().rfind(verbalization.lower())
-    if start < 0:
-        return None
-    end = start + len(verbalization)
-    return LeakageTerm(start, end, record["baseline"][start:end], 0.0, False)
 
 
 def load_tokenizer(
@@ -197,13 +186,7 @@ def main(script_args: ScriptArguments, training_args: IRMProbeConfig) -> None:
 
     # 3. Environments E1/E2/E3 from a leakage term covering the label verbalization (offline shortcut;
     #    the Integrated-Gradients leakage terms of the full method: `larev-hf run --method larev`).
-    mask_token = mask_token_of(tokenizer)
-    kept, environments = [], []
-    for record in records:
-        term = label_term(record)
-        if term is not None:
-            kept.append(record)
-            environments.append(make_environments(record, term, mask_token))
+    kept, environments = verbalization_environments(records, mask_token_of(tokenizer))
     if len(kept) < len(records):
         logger.warning("%d of %d baselines do not state the label verbatim and are skipped", len(records) - len(kept),
                        len(records))

@@ -11,12 +11,14 @@ from larev_hf.leakage.environments import (
     ENVIRONMENTS,
     make_environments,
     mask_token_of,
+    verbalization_environments,
+    verbalization_term,
     widen_to_verbalization,
 )
 from larev_hf.leakage.rewriters import ANTONYM_PROMPT, CounterLabelRewriter, HFRewriter, Rewriter
 
 __all__ = [
     "STOP_WORDS", "IGSettings", "LeakageTerm", "integrated_gradients_terms", "select_leakage_term", "ENVIRONMENTS",
-    "make_environments", "mask_token_of", "widen_to_verbalization", "ANTONYM_PROMPT", "CounterLabelRewriter",
+    "make_environments", "mask_token_of", "verbalization_environments", "verbalization_term", "widen_to_verbalization", "ANTONYM_PROMPT", "CounterLabelRewriter",
     "HFRewriter", "Rewriter",
 ]

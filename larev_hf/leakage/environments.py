@@ -48,6 +48,32 @@ def make_environments(
     }
 
 
+def verbalization_term(example: dict) -> LeakageTerm | None:
+    """The last occurrence of the gold label's verbalization in the baseline, as a leakage term.
+
+    An offline stand-in for the Integrated-Gradients term (it needs no trained Φ_base), used by the
+    example scripts; ``None`` when the baseline does not state the label verbatim.
+    """
+    verbalization = label_verbalization(example, example["label"])
+    start = example["baseline"].lower().rfind(verbalization.lower())
+    if start < 0:
+        return None
+    end = start + len(verbalization)
+    return LeakageTerm(start, end, example["baseline"][start:end], 0.0, False)
+
+
+def verbalization_environments(records: list[dict], mask_token: str) -> tuple[list[dict], list[dict[str, str]]]:
+    """E1/E2/E3 around :func:`verbalization_term` for every record whose baseline states its label; also returns
+    those records (the others are dropped)."""
+    kept, environments = [], []
+    for record in records:
+        term = verbalization_term(record)
+        if term is not None:
+            kept.append(record)
+            environments.append(make_environments(record, term, mask_token))
+    return kept, environments
+
+
 def mask_token_of(tokenizer) -> str:
     """The tokenizer's mask token, or T5's first sentinel ``<extra_id_0>``."""
     if getattr(tokenizer, "mask_token", None):
