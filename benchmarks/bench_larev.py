@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from larev_hf.data import add_baselines, load_examples, make_baseline_builder  # noqa: E402
 from larev_hf.io import write_json  # noqa: E402
-from larev_hf.leakage import IGSettings, LeakageTerm, integrated_gradients_terms, make_environments  # noqa: E402
-from larev_hf.leakage.environments import mask_token_of  # noqa: E402
+from larev_hf.leakage import IGSettings, integrated_gradients_terms, make_environments  # noqa: E402
+from larev_hf.leakage.environments import mask_token_of, verbalization_term  # noqa: E402
 from larev_hf.leakage.rewriters import label_verbalization  # noqa: E402
 from larev_hf.modeling import build_model, build_tokenizer, get_input_format  # noqa: E402
 from larev_hf.training import (  # noqa: E402
@@ -69,15 +69,6 @@ class StepTimer(TrainerCallback):
 
     def on_step_end(self, args, state, control, **kwargs) -> None:
         self.durations.append(time.perf_counter() - self._start)
-
-
-def label_term(record: dict[str, Any]) -> LeakageTerm | None:
-    """The gold label's verbalization in the baseline as the leakage term (the offline shortcut of the example)."""
-    verbalization = label_verbalization(record, record["label"])
-    start = record["baseline"].lower().rfind(verbalization.lower())
-    if start < 0:
-        return None
-    return LeakageTerm(start, start + len(verbalization), record["baseline"][start : start + len(verbalization)], 0.0, False)
 
 
 def train_phi_base(model, tokenizer, records: list[dict[str, Any]], output_dir: str) -> float:
@@ -122,7 +113,7 @@ def timed_run(trainer: Seq2SeqTrainer, warmup_steps: int) -> list[float]:
 
 def step_times(model, tokenizer, records: list[dict[str, Any]], args: argparse.Namespace, output_dir: str) -> dict[str, Any]:
     """Median step times of the plain, IRM + probe and IRM-only trainers on the same 24-row batches."""
-    kept = [(r, term) for r in records if (term := label_term(r)) is not None]
+    kept = [(r, term) for r in records if (term := verbalization_term(r)) is not None]
     mask = mask_token_of(tokenizer)
     environments = [make_environments(r, term, mask) for r, term in kept]
     irm_rows = environment_dataset([r for r, _ in kept], environments, tokenizer, get_input_format("larev"))
@@ -143,14 +134,16 @@ def step_times(model, tokenizer, records: list[dict[str, Any]], args: argparse.N
         )
         return timed_run(trainer, args.warmup_steps)
 
-    def irm(with_probe: bool) -> list[float]:
+    def irm(with_probe: bool, probe_every_n_steps: int = 1) -> list[float]:
         config = IRMProbeConfig(per_device_train_batch_size=args.groups, lambda_irm=1.0,
-                                lambda_probe=5e-3 if with_probe else 0.0, penalty_warmup_ratio=0.0, **common)
+                                lambda_probe=5e-3 if with_probe else 0.0, penalty_warmup_ratio=0.0,
+                                probe_every_n_steps=probe_every_n_steps, **common)
         trainer = IRMProbeTrainer(model=copy.deepcopy(model), args=config, train_dataset=irm_rows,
                                   processing_class=tokenizer, probe_model=probe if with_probe else None)
         return timed_run(trainer, args.warmup_steps)
 
-    runs = {"plain_seq2seq": plain, "irm_probe": lambda: irm(True), "irm_no_probe": lambda: irm(False)}
+    runs = {"plain_seq2seq": plain, "irm_probe": lambda: irm(True), "irm_no_probe": lambda: irm(False),
+            "irm_probe_every2": lambda: irm(True, 2)}
     durations: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(args.repeats):
         for name, function in runs.items():
@@ -166,8 +159,12 @@ def step_times(model, tokenizer, records: list[dict[str, Any]], args: argparse.N
         result[f"{name}_step_s_mean"] = statistics.fmean(values)
     result["overhead_pct"] = 100 * (medians["irm_probe"] / medians["plain_seq2seq"] - 1)
     result["overhead_no_probe_pct"] = 100 * (medians["irm_no_probe"] / medians["plain_seq2seq"] - 1)
+    # Steps alternate between probe and no-probe: the mean, not the median, is the cost per step.
+    result["overhead_probe_every2_pct"] = 100 * (statistics.fmean(durations["irm_probe_every2"])
+                                                 / statistics.fmean(durations["plain_seq2seq"]) - 1)
     result["target_overhead_pct"] = 15.0
     result["meets_target"] = result["overhead_pct"] <= 15.0
+    result["meets_target_probe_every2"] = result["overhead_probe_every2_pct"] <= 15.0
     return result
 
 

@@ -54,7 +54,8 @@ ABLATIONS = {
 #: Settings that change only scoring or reporting, never a trained artifact: a resumed run may change them.
 REPORT_ONLY_SETTINGS = ("method", "ablations", "n_boot", "eval_batch_size", "extra")
 #: Settings read only by the Φ_LA stages.
-PHI_LA_SETTINGS = ("lambda_irm", "lambda_probe", "penalty_warmup_ratio", "groups_per_batch", "probe_max_loss")
+PHI_LA_SETTINGS = ("lambda_irm", "lambda_probe", "penalty_warmup_ratio", "groups_per_batch", "probe_max_loss",
+                   "probe_every_n_steps")
 #: LAREV penalty defaults per backbone kind. Presets: measured by benchmarks/larev_sweep.py on e-SNLI
 #: (t5-tiny; λ_IRM 0.1 gave the largest separations, every λ_probe > 0 lowered them; docs/method.md).
 #: Pretrained checkpoints: the thesis's ECQA values (§5.3.3), not measured here (no GPU in CI).
@@ -88,6 +89,7 @@ class RunConfig:
     penalty_warmup_ratio: float = 1 / 3
     groups_per_batch: int | None = None
     probe_max_loss: float | None = None
+    probe_every_n_steps: int = 1
     ig_steps: int = 20
     ig_top_k: int = 1
     stop_word_guard: bool = True
@@ -328,6 +330,7 @@ class Run:
             "lambda_probe": cfg.larev_setting("lambda_probe"),
             "penalty_warmup_ratio": cfg.penalty_warmup_ratio,
             "probe_max_loss": cfg.probe_max_loss,
+            "probe_every_n_steps": cfg.probe_every_n_steps,
             **overrides,
         }
         probe = self.model("probe") if weights["lambda_probe"] > 0 else None

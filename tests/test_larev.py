@@ -170,6 +170,35 @@ def test_trainer_logs_every_term_and_updates_all_parameters(tiny_model, tiny_tok
     assert len(changed) == len(before)
 
 
+def test_probe_every_n_steps_applies_n_times_the_weight_on_every_nth_step(tiny_model, tiny_tokenizer, environment_rows,
+                                                                         tmp_path):
+    """probe_every_n_steps=2: the probe term (and its log) on steps 1, 3, ... with weight 2·λ_probe, none between."""
+    import datasets
+
+    probe = freeze_encoder(copy.deepcopy(tiny_model)).requires_grad_(False)
+    args = IRMProbeConfig(output_dir=str(tmp_path), per_device_train_batch_size=2, max_steps=4, logging_steps=1,
+                          learning_rate=1e-3, penalty_warmup_ratio=0.0, lambda_irm=0.0, lambda_probe=0.05,
+                          probe_every_n_steps=2, report_to="none", save_strategy="no", disable_tqdm=True,
+                          dataloader_pin_memory=False)
+    trainer = IRMProbeTrainer(model=tiny_model, args=args, train_dataset=datasets.Dataset.from_list(environment_rows),
+                              processing_class=tiny_tokenizer, probe_model=probe)
+    trainer.state.global_step = 2
+    assert trainer.probe_weight_this_step(0.05, training=True) == pytest.approx(0.1)
+    assert trainer.probe_weight_this_step(0.05, training=False) == pytest.approx(0.05)  # evaluation: every time
+    trainer.state.global_step = 3
+    assert trainer.probe_weight_this_step(0.05, training=True) == 0.0
+    trainer.state.global_step = 0
+    trainer.train()
+    steps = [entry for entry in trainer.state.log_history if "erm/loss" in entry]
+    assert [entry["step"] for entry in steps] == [1, 2, 3, 4]
+    assert ["probe/loss" in entry for entry in steps] == [True, False, True, False]
+    for entry in steps:  # λ_IRM = 0: loss = ERM − 2·λ_probe·L_probe on probe steps, ERM alone otherwise
+        expected = entry["erm/loss"] - 0.1 * entry.get("probe/loss", 0.0)
+        assert entry["loss"] == pytest.approx(expected, rel=1e-3, abs=1e-3)
+    with pytest.raises(ValueError, match="probe_every_n_steps"):
+        IRMProbeConfig(output_dir=str(tmp_path), probe_every_n_steps=0, report_to="none")
+
+
 # --------------------------------------------------------------------------- environments and leakage terms
 
 

@@ -80,17 +80,25 @@ class IRMProbeTrainer(Seq2SeqTrainer):
         factor = 1.0 if warmup_steps == 0 else min(1.0, self.state.global_step / warmup_steps)
         return self.args.lambda_irm * factor, self.args.lambda_probe * factor
 
+    def probe_weight_this_step(self, lambda_probe: float, training: bool) -> float:
+        """The probe weight applied now: n·λ_probe on every n-th training step, 0 on the others (``probe_every_n_steps``)."""
+        every = self.args.probe_every_n_steps
+        if not training or every == 1:
+            return lambda_probe
+        return lambda_probe * every if self.state.global_step % every == 0 else 0.0
+
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         lambda_irm, lambda_probe = self.penalty_weights()
-        parts = self.loss_module(model, inputs, self.probe, lambda_irm, lambda_probe)
         mode = "train" if model.training else "eval"
+        applied_probe = self.probe_weight_this_step(lambda_probe, model.training)
+        parts = self.loss_module(model, inputs, self.probe, lambda_irm, applied_probe)
         with torch.no_grad():
             values = {
                 "erm/loss": parts.erm_loss,
                 "irm/penalty": parts.irm_penalty,
                 **{f"env/{env}/loss": risk for env, risk in parts.environment_losses.items()},
             }
-            if self.probe is not None and lambda_probe > 0:  # not computed (so not logged) while its weight is 0
+            if self.probe is not None and applied_probe > 0:  # not computed (so not logged) while its weight is 0
                 values["probe/loss"] = parts.probe_loss
             for key, value in values.items():
                 self._metrics[mode][key].append(self.accelerator.gather_for_metrics(value.detach().reshape(1)).mean().item())
