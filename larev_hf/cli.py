@@ -1,8 +1,9 @@
-"""The ``larev-hf`` command line: ``demo``, ``run`` and ``evaluate``.
+"""The ``larev-hf`` command line: ``demo``, ``run``, ``evaluate`` and ``export``.
 
     larev-hf demo --output-dir runs/demo
     larev-hf run --method rev --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/esnli-rev
     larev-hf evaluate --run-dir runs/esnli-rev --data-file my_rationales/test.jsonl --output-dir runs/esnli-rev/eval
+    larev-hf export --run-dir runs/esnli-rev --method rev --output-dir bundles/rev-esnli [--push-to-hub user/rev-esnli]
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     larev.add_argument("--penalty-warmup-ratio", type=float, default=1 / 3, help="linear warm-up of both penalties over this share of steps")
     larev.add_argument("--groups-per-batch", type=int, default=None, help="environment groups per Φ_LA batch (8 presets, 1 pretrained)")
     larev.add_argument("--probe-max-loss", type=float, default=None, help="clamp the subtracted probe loss at this value")
+    larev.add_argument("--probe-every-n-steps", type=int, default=1,
+                       help="probe term on every n-th step only, weighted n·λ_probe (cheaper; 1 = the thesis)")
     larev.add_argument("--ig-steps", type=int, default=20, help="Integrated Gradients steps")
     larev.add_argument("--ig-top-k", type=int, default=1, help="words per leakage term")
     larev.add_argument("--no-stop-word-guard", dest="stop_word_guard", action="store_false", help="let IG pick stop words as t_leak")
@@ -77,7 +80,7 @@ def _config_from_args(args: argparse.Namespace):
         learning_rate=args.learning_rate, num_train_epochs=args.num_train_epochs, batch_size=args.batch_size,
         n_boot=args.n_boot, lambda_irm=args.lambda_irm, lambda_probe=args.lambda_probe,
         penalty_warmup_ratio=args.penalty_warmup_ratio, groups_per_batch=args.groups_per_batch,
-        probe_max_loss=args.probe_max_loss, ig_steps=args.ig_steps, ig_top_k=args.ig_top_k,
+        probe_max_loss=args.probe_max_loss, probe_every_n_steps=args.probe_every_n_steps, ig_steps=args.ig_steps, ig_top_k=args.ig_top_k,
         stop_word_guard=args.stop_word_guard, ablations=args.ablations, loader_options=_loader_options(args),
         lora=args.lora, lora_r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
         lora_target_modules=args.lora_target_modules, lora_modules_to_save=args.lora_modules_to_save,
@@ -107,7 +110,36 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--run-dir", required=True)
     evaluate.add_argument("--data-file", required=True, help="a file of the run's dataset kind, e.g. .../test.jsonl")
     evaluate.add_argument("--output-dir", required=True)
+
+    export = commands.add_parser("export", help="save a run's evaluators as an evaluator bundle (and push it to the Hub)")
+    export.add_argument("--run-dir", required=True, help="a finished run directory (`larev-hf run`)")
+    export.add_argument("--method", required=True, choices=("rev", "larev"), help="which metric's evaluators to bundle")
+    export.add_argument("--output-dir", required=True, help="the bundle directory (an existing bundle there is replaced)")
+    export.add_argument("--push-to-hub", metavar="REPO_ID", default=None, help="also upload the bundle to this Hub model repo")
+    export.add_argument("--private", action="store_true", help="create the Hub repo as private")
     return parser
+
+
+def _export(args: argparse.Namespace) -> int:
+    """``larev-hf export``: bundle a run's evaluators, optionally push them; prints where they went."""
+    from larev_hf.hub import EvaluatorBundle
+
+    bundle = EvaluatorBundle.from_run(args.run_dir, args.method)
+    try:
+        path = bundle.save_pretrained(args.output_dir, repo_id=args.push_to_hub)
+    except (FileExistsError, NotADirectoryError) as error:
+        print(f"larev-hf: error: {error}", file=sys.stderr)
+        return 2
+    print(f"bundle: {path}  ({bundle.hashcode})")
+    if args.push_to_hub:
+        try:
+            commit = bundle.push_to_hub(args.push_to_hub, private=args.private or None)
+        except Exception as error:  # noqa: BLE001 - network, authentication, permissions: report them all the same way
+            print(f"larev-hf: error: pushing to {args.push_to_hub} failed ({type(error).__name__}: {error}); "
+                  f"the bundle is saved in {path}", file=sys.stderr)
+            return 1
+        print(f"pushed: {getattr(commit, 'commit_url', commit)}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     progress = not args.quiet
     start = time.perf_counter()
     try:
+        if args.command == "export":
+            return _export(args)
         if args.command == "demo":
             config = RunConfig(dataset="synthetic", method="all", backbone="t5-tiny", seed=args.seed)
             report = Run(config, args.output_dir, progress).execute()

@@ -56,3 +56,24 @@ def _tiny_models(tiny_tokenizer):
 def tiny_model(request, _tiny_models):
     """A fresh copy of a tiny T5 or BART (random init, built from a config)."""
     return copy.deepcopy(_tiny_models[request.param])
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory) -> Path:
+    """One finished tiny run (REV and LAREV on 64 synthetic examples, ~15 s) shared by the bundle and metric tests."""
+    from larev_hf.pipeline import Run, RunConfig
+
+    output = tmp_path_factory.mktemp("tiny-run")
+    config = RunConfig(method="all", dataset="synthetic", max_train_examples=64, max_eval_examples=16,
+                       num_train_epochs=1.0, n_boot=50)
+    Run(config, output, progress=False).execute()
+    return output
+
+
+@pytest.fixture(scope="session")
+def tiny_bundles(tiny_run, tmp_path_factory) -> dict[str, Path]:
+    """The tiny run's REV and LAREV evaluator bundles, saved with ``save_pretrained`` (method → directory)."""
+    from larev_hf.hub import EvaluatorBundle
+
+    root = tmp_path_factory.mktemp("bundles")
+    return {method: EvaluatorBundle.from_run(tiny_run, method).save_pretrained(root / method) for method in ("rev", "larev")}

@@ -344,6 +344,29 @@ def make_baseline_builder(name: str = "template", **kwargs: Any) -> BaselineBuil
     return BUILDERS[name](**kwargs)
 
 
+def baseline_builder_from_config(config: Mapping[str, Any]) -> BaselineBuilder:
+    """Rebuild a baseline builder from the dict its ``to_config()`` returned (e.g. a run's
+    ``data/baseline_builder.json`` or an evaluator bundle's ``baseline_builder`` entry).
+
+    Args:
+        config (`Mapping[str, Any]`): ``{"name": "template" | "hf", **constructor arguments}``.
+
+    Raises:
+        ValueError: when ``config`` has no known ``name`` or holds an argument the builder does not take.
+    """
+    if not isinstance(config, Mapping) or "name" not in config:
+        raise ValueError(f"baseline builder config {config!r}: expected a mapping with a 'name' key, "
+                         f"one of {tuple(BUILDERS)}")
+    name = config["name"]
+    if name not in BUILDERS:
+        raise ValueError(f"baseline builder config: unknown name {name!r}; expected one of {tuple(BUILDERS)}")
+    kwargs = {key: value for key, value in config.items() if key != "name"}
+    try:
+        return BUILDERS[name](**kwargs)
+    except TypeError as error:
+        raise ValueError(f"baseline builder config {dict(config)}: {error}") from None
+
+
 def add_baselines(dataset: datasets.Dataset, builder: BaselineBuilder) -> datasets.Dataset:
     """Return ``dataset`` with a ``baseline`` column; the builder never sees a rationale column."""
     hidden = [column for column in dataset.column_names if _RATIONALE_COLUMNS.match(column)]

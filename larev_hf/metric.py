@@ -1,0 +1,190 @@
+"""What the ``evaluate`` modules in ``metrics/{larev,rev,rora}`` share.
+
+Each module file holds only its card texts (``_DESCRIPTION``, ``_CITATION``,
+``_KWARGS_DESCRIPTION``) and a subclass of :class:`BundleMetric` naming its method; loading the
+evaluator bundle, validating inputs and scoring live here and in :mod:`larev_hf.hub`.
+
+    >>> import evaluate  # doctest: +SKIP
+    >>> larev = evaluate.load("metrics/larev", evaluator="bundles/larev-esnli")  # doctest: +SKIP
+    >>> larev.compute(rationales=[...], labels=[...], inputs=[...])  # doctest: +SKIP
+    {'scores': [...], 'mean_score': ..., 'log_p_rationale': [...], 'log_p_baseline': [...], 'baselines': [...], 'hashcode': ...}
+
+Bundles are cached per process (keyed by their location, revision and device), so loading the
+same metric twice, or the example script loading a bundle before ``evaluate.load``, loads the
+models once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import datasets
+import evaluate
+
+from larev_hf.hub import CONFIG_NAME, METHOD_SPECS, EvaluatorBundle
+
+#: The features of every module: one rationale, one label and one input dict per example.
+FEATURES = datasets.Features({
+    "rationales": datasets.Value("string"),
+    "labels": datasets.Value("string"),
+    "inputs": {
+        "id": datasets.Value("string"),
+        "premise": datasets.Value("string"),
+        "hypothesis": datasets.Value("string"),
+        "question": datasets.Value("string"),
+        "choices": datasets.Sequence(datasets.Value("string")),
+    },
+})
+
+_BUNDLES: dict[tuple, EvaluatorBundle] = {}
+
+
+def _cache_key(evaluator: str | os.PathLike, revision: str | None, device: str | None) -> tuple:
+    path = Path(os.fspath(evaluator)).expanduser()
+    if path.is_dir():  # a local bundle: keyed by where it is and when its config was written
+        config = path / CONFIG_NAME
+        return ("local", str(path.resolve()), config.stat().st_mtime_ns if config.is_file() else None, device)
+    return ("hub", os.fspath(evaluator), revision, device)
+
+
+def load_bundle(
+    evaluator: str | os.PathLike | EvaluatorBundle, revision: str | None = None, device: str | None = None
+) -> EvaluatorBundle:
+    """An :class:`EvaluatorBundle` by path or Hub id, loaded once per process (a bundle object is returned as is)."""
+    if isinstance(evaluator, EvaluatorBundle):
+        return evaluator
+    key = _cache_key(evaluator, revision, device)
+    if key not in _BUNDLES:
+        _BUNDLES[key] = EvaluatorBundle.from_pretrained(evaluator, revision=revision, device=device)
+    return _BUNDLES[key]
+
+
+def kwargs_description(method: str) -> str:
+    """The ``_KWARGS_DESCRIPTION`` of a module: the same arguments for every method."""
+    title = METHOD_SPECS[method].title
+    return f"""
+Computes {title} scores of free-text rationales with a trained evaluator bundle.
+
+Load arguments (``evaluate.load("metrics/{method}", evaluator=..., ...)``):
+    evaluator (`str` or `EvaluatorBundle`): an evaluator bundle directory (``larev-hf export``) or a Hub repo id.
+    evaluator_revision (`str`, *optional*): Hub branch, tag or commit of the bundle.
+    device (`str`, *optional*): ``"cuda"``, ``"cpu"``, ...; defaults to CUDA when available.
+    batch_size (`int`, *optional*, defaults to 64): scoring batch size.
+
+Args:
+    rationales (`list[str]`): the rationales to score, one per example ("" scores the baseline alone).
+    labels (`list[str]`): the label each rationale explains (in the bundle's label set, if it has one).
+    inputs (`list[dict]`): each example's input: ``{{"premise", "hypothesis"}}`` for an NLI bundle,
+        ``{{"question", "choices" (optional)}}`` for QA, ``{{"question"}}`` for yes/no; an optional ``"id"``
+        seeds the baseline's surface frame (by default it is derived from the input text).
+    baselines (`list[str]`, *optional*): vacuous baselines b; by default the bundle's builder makes them.
+
+Returns:
+    scores (`list[float]`): the pointwise {title} score of each rationale, in nats; higher = more new
+        label-relevant information, 0 = none, negative = the rationale misleads the evaluator.
+    mean_score (`float`): the corpus score, the mean of ``scores``.
+    log_p_rationale (`list[float]`): log p(y | rationale input) under the rationale-augmented evaluator.
+    log_p_baseline (`list[float]`): log p(y | baseline input) under the baseline evaluator.
+    baselines (`list[str]` or `None`): the baselines used.
+    hashcode (`str`): ``larev-hf:{method}:<settings hash>``: scores are comparable only under one hashcode.
+
+Examples:
+
+    >>> metric = evaluate.load("metrics/{method}", evaluator="path/to/bundle")  # doctest: +SKIP
+    >>> results = metric.compute(
+    ...     rationales=["A man riding a bike in the street is outdoors."],
+    ...     labels=["entailment"],
+    ...     inputs=[{{"premise": "A man rides a bike in the street.", "hypothesis": "A man is outside."}}],
+    ... )  # doctest: +SKIP
+    >>> sorted(results)  # doctest: +SKIP
+    ['baselines', 'hashcode', 'log_p_baseline', 'log_p_rationale', 'mean_score', 'scores']
+"""
+
+
+class BundleMetric(evaluate.Metric):
+    """An ``evaluate`` metric backed by an :class:`EvaluatorBundle` of method :attr:`method`.
+
+    Args:
+        evaluator (`str`, `os.PathLike` or `EvaluatorBundle`): the bundle directory or Hub repo id.
+        evaluator_revision (`str`, *optional*): Hub revision of the bundle.
+        device (`str`, *optional*): where the evaluators run.
+        batch_size (`int`, *optional*, defaults to 64): scoring batch size.
+        **kwargs: ``evaluate.Metric``'s own arguments (``config_name``, ``cache_dir``, ``experiment_id``, ...).
+    """
+
+    #: the bundle method this module scores with ("larev", "rev" or "rora").
+    method: ClassVar[str]
+
+    def __init__(
+        self,
+        evaluator: str | os.PathLike | EvaluatorBundle | None = None,
+        evaluator_revision: str | None = None,
+        device: str | None = None,
+        batch_size: int = 64,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.evaluator = evaluator
+        self.evaluator_revision = evaluator_revision
+        self.device = device
+        self.batch_size = batch_size
+        self.bundle: EvaluatorBundle | None = None
+
+    def _info_from(self, description: str, citation: str, inputs_description: str) -> evaluate.MetricInfo:
+        """The module's ``MetricInfo``: its texts and the shared :data:`FEATURES`."""
+        return evaluate.MetricInfo(
+            description=description,
+            citation=citation,
+            inputs_description=inputs_description,
+            features=FEATURES,
+            module_type="metric",
+        )
+
+    def _download_and_prepare(self, dl_manager: Any) -> None:
+        """Load (or reuse) the evaluator bundle; a bundle of another method is refused."""
+        title = METHOD_SPECS[self.method].title
+        if self.evaluator is None:
+            raise ValueError(f"the {title} metric needs an evaluator bundle: "
+                             f'evaluate.load("metrics/{self.method}", evaluator="<bundle directory or Hub repo id>")')
+        bundle = load_bundle(self.evaluator, self.evaluator_revision, self.device)
+        if bundle.config.method != self.method:
+            raise ValueError(f"{self.evaluator} is a {bundle.config.method} bundle, not a {self.method} one; "
+                             f'load it with evaluate.load("metrics/{bundle.config.method}", evaluator=...)')
+        self.bundle = bundle
+
+    def _records(self, rationales: Any, labels: Any, inputs: Any, offset: int) -> list[dict[str, Any]]:
+        assert self.bundle is not None, "evaluate.load prepares the bundle before any input is added"
+        return self.bundle.records(rationales, labels, inputs, offset=offset)
+
+    @staticmethod
+    def _as_features(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{key: record[key] for key in FEATURES["inputs"]} for record in records]
+
+    def add_batch(self, *, rationales: Sequence[str] | None = None, labels: Sequence[str] | None = None,
+                  inputs: Sequence[Mapping[str, Any]] | None = None, **kwargs: Any) -> None:
+        """Add a batch of examples; each is validated first (errors name the argument, position and field)."""
+        if rationales is None and labels is None and inputs is None:
+            raise ValueError("add_batch needs rationales, labels and inputs")
+        records = self._records(rationales, labels, inputs, offset=len(self))
+        super().add_batch(rationales=[r["rationale"] for r in records], labels=[r["label"] for r in records],
+                          inputs=self._as_features(records), **kwargs)
+
+    def add(self, *, rationale: str | None = None, label: str | None = None, input: Mapping[str, Any] | None = None,
+            **kwargs: Any) -> None:
+        """Add one example (``rationale``, ``label``, ``input``); it is validated first."""
+        (record,) = self._records([rationale], [label], [input], offset=len(self))
+        super().add(rationales=record["rationale"], labels=record["label"], inputs=self._as_features([record])[0],
+                    **kwargs)
+
+    def _compute(
+        self,
+        rationales: list[str],
+        labels: list[str],
+        inputs: list[dict[str, Any]],
+        baselines: list[str] | None = None,
+    ) -> dict[str, Any]:
+        assert self.bundle is not None
+        return self.bundle.score(rationales, labels, inputs, baselines, batch_size=self.batch_size).to_dict()
