@@ -37,6 +37,7 @@ def main() -> None:
     parser.add_argument("--lora-learning-rate", type=float, default=None, help="default: the backbone's")
     parser.add_argument("--lora-modules-to-save", default=None, help="comma-separated, e.g. 'shared'")
     parser.add_argument("--output-dir", required=True)
+    parser.add_argument("--lora-name", default="lora", help="sub-directory of the LoRA run (compare several settings)")
     parser.add_argument("--json", default="benchmarks/results/lora.json")
     args = parser.parse_args()
 
@@ -48,7 +49,7 @@ def main() -> None:
     results = {}
     for name, extra in (("full", {}), ("lora", lora)):
         start = time.perf_counter()
-        run = Run(RunConfig(**common, **extra), Path(args.output_dir) / name)
+        run = Run(RunConfig(**common, **extra), Path(args.output_dir) / (args.lora_name if name == "lora" else name))
         report = run.execute()
         larev = report["methods"]["larev"]
         results[name] = {
