@@ -64,6 +64,11 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                       help="comma-separated module-name suffixes, e.g. 'q,v' (default: every linear layer but the output)")
     lora.add_argument("--lora-modules-to-save", type=_comma_list, default=None,
                       help="modules trained in full alongside the adapters, e.g. 'shared' (a preset's embeddings)")
+    rora = parser.add_argument_group("RoRA (Jiang et al., 2024)")
+    rora.add_argument("--rora-threshold", type=float, default=0.001,
+                      help="global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2)")
+    rora.add_argument("--rora-lambda-irm", type=float, default=None,
+                      help="IRMv1 weight of RoRA's Φ (eq. 7; default 1 for presets, 10 for pretrained checkpoints)")
 
 
 def _comma_list(text: str) -> list[str]:
@@ -84,6 +89,7 @@ def _config_from_args(args: argparse.Namespace):
         stop_word_guard=args.stop_word_guard, ablations=args.ablations, loader_options=_loader_options(args),
         lora=args.lora, lora_r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
         lora_target_modules=args.lora_target_modules, lora_modules_to_save=args.lora_modules_to_save,
+        rora_threshold=args.rora_threshold, rora_lambda_irm=args.rora_lambda_irm,
     )
 
 
@@ -113,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export", help="save a run's evaluators as an evaluator bundle (and push it to the Hub)")
     export.add_argument("--run-dir", required=True, help="a finished run directory (`larev-hf run`)")
-    export.add_argument("--method", required=True, choices=("rev", "larev"), help="which metric's evaluators to bundle")
+    export.add_argument("--method", required=True, choices=("rev", "larev", "rora"), help="which metric's evaluators to bundle")
     export.add_argument("--output-dir", required=True, help="the bundle directory (an existing bundle there is replaced)")
     export.add_argument("--push-to-hub", metavar="REPO_ID", default=None, help="also upload the bundle to this Hub model repo")
     export.add_argument("--private", action="store_true", help="create the Hub repo as private")

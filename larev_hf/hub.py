@@ -493,7 +493,7 @@ class EvaluatorBundle:
 
         Args:
             run_dir (`str` or `os.PathLike`): the run directory.
-            method (`str`): ``"rev"`` or ``"larev"`` (``"rora"`` once ``larev_hf.rora`` exists).
+            method (`str`): ``"rev"``, ``"larev"`` or ``"rora"`` (a run with ``--method rora`` or ``all``).
             device (`str`, *optional*): where ``score`` puts the models.
 
         Raises:
@@ -508,9 +508,6 @@ class EvaluatorBundle:
         scorer_factory(method)
         run = Run.load(run_dir, progress=False)
         cfg, spec = run.config, METHOD_SPECS[method]
-        if method == "rora":
-            raise ValueError(f"{run_dir}: `larev-hf run` does not train RoRA evaluators; make a RoRA bundle from "
-                             "trained Θ and Φ directories with EvaluatorBundle.from_models('rora', ...)")
         if method not in cfg.methods:
             raise ValueError(f"{run_dir} was trained with --method {cfg.method}, which has no {spec.title} evaluator; "
                              f"train one with `larev-hf run --method {method}` (or --method all)")
@@ -530,7 +527,8 @@ class EvaluatorBundle:
         sources = {name: run.path("models", name) for name in spec.models.values()}
         sources[TOKENIZER_DIR] = run.path("tokenizer")
         config = BundleConfig(
-            method=method, task=task, label_set=label_set, input_format=cfg.input_format, reduction=cfg.reduction,
+            method=method, task=task, label_set=label_set, reduction=cfg.reduction,
+            input_format="rora" if method == "rora" else cfg.input_format,
             baseline_builder=builder, models=dict(spec.models), dataset=cfg.dataset,
             training=read_json(run.path("run_config.json")), files_sha256=_checksums(sources),
         )

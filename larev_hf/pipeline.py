@@ -6,6 +6,9 @@ resumes where it stopped (training stages also resume from their last epoch chec
 REV needs the stages ``data``, ``tokenizer``, ``phi_base``, ``phi``, ``score`` and ``report``
 (REV §2-3; thesis algorithm A.1 steps 1-5 and 10); LAREV adds ``ig``, ``environments``,
 ``probe`` and ``phi_la`` (A.1 steps 6-9) and, on request, the ablation models of table 5.6.
+RoRA (Jiang et al., 2024, §3) adds ``rora_detector``, ``rora_masked``, ``rora_infiller``,
+``rora_counterfactuals``, ``rora_phi`` and ``rora_theta``; LAS and RQ share one ``simulators`` stage.
+A run without REV or LAREV skips ``phi_base`` and ``phi``.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,12 +42,19 @@ from larev_hf.report import write_report
 from larev_hf.scores import VARIANTS, ConditionalVScorer, summarize_variants
 from larev_hf.training import TrainSettings, train_seq2seq
 
+if TYPE_CHECKING:
+    from larev_hf.rora import MaskedRationale, RoRASettings
+
 logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "validation", "test")
-METHODS = ("rev", "larev")
-#: The rationale-augmented model each method scores with (Φ_base is shared by all of them).
-METHOD_MODELS = {"rev": "phi", "larev": "phi_la"}
+METHODS = ("rev", "larev", "rora", "las", "rq")
+#: The rationale-augmented model each method scores with (Φ_base is shared by REV and LAREV; RoRA pairs its Φ with
+#: Θ, ``rora_theta``; LAS and RQ read one simulator's accuracies).
+METHOD_MODELS = {"rev": "phi", "larev": "phi_la", "rora": "rora_phi", "las": "simulator", "rq": "simulator"}
+#: The training stages whose models each method scores with.
+METHOD_STAGES = {"rev": ("phi_base", "phi"), "larev": ("phi_base", "phi_la"), "rora": ("rora_theta", "rora_phi"),
+                 "las": ("simulators",), "rq": ("simulators",)}
 #: Ablations of the LAREV objective (thesis table 5.6): model name → which penalties are switched off.
 ABLATIONS = {
     "phi_la_no_irm": {"lambda_irm": 0.0},
@@ -100,6 +110,8 @@ class RunConfig:
     lora_dropout: float = 0.05
     lora_target_modules: list[str] | None = None
     lora_modules_to_save: list[str] | None = None
+    rora_threshold: float = 0.001
+    rora_lambda_irm: float | None = None
     loader_options: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -339,6 +351,105 @@ class Run:
                             probe, groups_per_batch=int(cfg.larev_setting("groups_per_batch")), **weights)
         write_json(self.path("models", name, "larev_weights.json"), weights)
 
+    # ----------------------------------------------------------------- RoRA (Jiang et al., 2024, §3)
+    def rora_settings(self) -> RoRASettings:
+        """The run's :class:`~larev_hf.rora.RoRASettings` (threshold and λ from the config, the rest RoRA's defaults)."""
+        from larev_hf.rora import DetectorSettings, RoRASettings
+
+        cfg = self.config
+        return RoRASettings(detector=DetectorSettings(threshold=cfg.rora_threshold, seed=cfg.seed),
+                            lambda_irm=cfg.rora_lambda_irm).resolved(cfg.backbone)
+
+    def stage_rora_detector(self) -> None:
+        """Φ_small on r → y and its IG attributions averaged per n-gram over the training split (RoRA §3.1)."""
+        from larev_hf.rora import LeakageDetector
+
+        detector = LeakageDetector.fit(self.split_records("train"), self.rora_settings().detector, progress=self.progress)
+        detector.save(self.path("rora", "detector"))
+        write_json(self.path("rora", "detector_summary.json"), {**detector.history, "top_ngrams": detector.top_ngrams(25)})
+
+    def stage_rora_masked(self) -> None:
+        """The training rationales with their leaking spans marked for sentinels (RoRA §3.1-3.2)."""
+        from larev_hf.rora import LeakageDetector, mask_rationales, save_masked
+
+        train = self.split_records("train")
+        masked = mask_rationales(LeakageDetector.load(self.path("rora", "detector")), train)
+        save_masked(self.path("rora", "masked_train.jsonl"), [r["id"] for r in train], masked)
+        spans = [len(m.spans) for m in masked]
+        write_json(self.path("rora", "masked_summary.json"), {
+            "n_examples": len(masked), "mean_spans": float(np.mean(spans)) if spans else 0.0,
+            "masked_char_share": float(np.mean([sum(e - s for s, e in m.spans) / max(len(m.text), 1) for m in masked]))
+            if masked else 0.0,
+        })
+
+    def rora_masked(self) -> list[MaskedRationale]:
+        """The training rationales' masks, in training-split order."""
+        from larev_hf.rora import load_masked
+
+        by_id = load_masked(self.path("rora", "masked_train.jsonl"))
+        return [by_id[r["id"]] for r in self.split_records("train")]
+
+    def stage_rora_infiller(self) -> None:
+        """The label-conditioned infiller, trained MICE-style on the masked spans (RoRA §3.2)."""
+        from dataclasses import replace
+
+        from transformers import AutoTokenizer
+
+        from larev_hf.rora import build_infiller, train_infiller
+
+        cfg = self.config
+        tokenizer = AutoTokenizer.from_pretrained(self.path("tokenizer"))  # a copy: the sentinels are the infiller's own
+        model = build_infiller(cfg.backbone, tokenizer, seed=cfg.seed)
+        settings = replace(cfg.train_settings(self.progress), max_label_length=self.rora_settings().infiller_max_length)
+        train_infiller(model, tokenizer, self.split_records("train"), self.rora_masked(),
+                       self.path("models", "rora_infiller"), settings)
+
+    def stage_rora_counterfactuals(self) -> None:
+        """D^e for every candidate label e: greedy infilling of each training rationale's masked spans (RoRA §3.2)."""
+        from larev_hf.rora import generate_counterfactuals, save_counterfactuals
+
+        settings = self.rora_settings()
+        model, tokenizer = load_evaluator(self.path("models", "rora_infiller"))
+        counterfactuals, stats = generate_counterfactuals(
+            model, tokenizer, self.split_records("train"), self.rora_masked(), batch_size=settings.generation_batch_size,
+            max_new_tokens=settings.max_new_tokens, progress=self.progress)
+        save_counterfactuals(self.path("rora", "counterfactuals_train.jsonl"), counterfactuals)
+        write_json(self.path("rora", "counterfactuals_summary.json"), stats)
+
+    def stage_rora_phi(self) -> None:
+        """Φ on the union of the D^e with the per-environment IRMv1 penalty (RoRA eq. 7)."""
+        from larev_hf.rora import counterfactual_dataset, load_counterfactuals, train_phi
+
+        cfg, settings = self.config, self.rora_settings()
+        train_settings = cfg.train_settings(self.progress)
+        dataset = counterfactual_dataset(self.split_records("train"),
+                                         load_counterfactuals(self.path("rora", "counterfactuals_train.jsonl")),
+                                         self.tokenizer(), train_settings.max_input_length, train_settings.max_label_length)
+        train_phi(build_model(cfg.backbone, self.tokenizer(), seed=cfg.seed), self.tokenizer(), dataset,
+                  self.path("models", "rora_phi"), train_settings, settings.lambda_irm, settings.groups_per_batch,
+                  settings.normalization, settings.penalty_warmup_ratio)
+        write_json(self.path("models", "rora_phi", "rora_weights.json"), {
+            "lambda_irm": settings.lambda_irm, "groups_per_batch": settings.groups_per_batch,
+            "normalization": settings.normalization, "penalty_warmup_ratio": settings.penalty_warmup_ratio,
+        })
+
+    def stage_rora_theta(self) -> None:
+        """Θ on x with an empty rationale (RoRA eq. 8)."""
+        from larev_hf.rora import train_theta
+
+        cfg = self.config
+        train_theta(build_model(cfg.backbone, self.tokenizer(), seed=cfg.seed), self.tokenizer(),
+                    self.split_records("train"), self.path("models", "rora_theta"), cfg.train_settings(self.progress))
+
+    # ----------------------------------------------------------------- LAS / RQ
+    def stage_simulators(self) -> None:
+        """One simulator on (x, r), x alone and r alone → the gold label (Hase et al., 2020; Wiegreffe et al., 2021)."""
+        from larev_hf.scores.simulatability import train_simulator
+
+        cfg = self.config
+        train_simulator(build_model(cfg.backbone, self.tokenizer(), seed=cfg.seed), self.tokenizer(),
+                        self.split_records("train"), self.path("models", "simulator"), cfg.train_settings(self.progress))
+
     # ----------------------------------------------------------------- scoring
     def scorer(self, model_name: str) -> ConditionalVScorer:
         """A scorer pairing Φ_base with the rationale model ``models/<model_name>``."""
@@ -369,18 +480,35 @@ class Run:
 
     def score_records(self, records: list[dict[str, Any]], methods: tuple[str, ...]) -> tuple[dict, list[dict]]:
         """Pointwise scores of every variant under every method, plus evaluator accuracies."""
+        cfg = self.config
+        rows = [{"id": r["id"], "label": r["label"]} for r in records]
+        summary: dict[str, Any] = {}
+        accuracy: dict[str, dict[str, float]] = {}
+        cvi_methods = tuple(m for m in methods if m in ("rev", "larev"))
+        base_log_probs = self.score_cvi(records, cvi_methods, rows, summary, accuracy) if cvi_methods else None
+        if "rora" in methods:
+            self.score_rora(records, rows, summary, accuracy)
+        simulatability_methods = tuple(m for m in methods if m in ("las", "rq"))
+        if simulatability_methods:
+            self.score_simulatability(records, simulatability_methods, rows, summary, accuracy)
+        result: dict[str, Any] = {"methods": summary, "accuracy": accuracy}
+        if "larev" in methods and cfg.ablations:
+            result["ablations"] = self.ablation_table(records, summary, base_log_probs, rows)
+        return result, rows
+
+    def score_cvi(self, records, methods, rows, summary, accuracy) -> np.ndarray:
+        """REV / LAREV: every variant scored against Φ_base (REV eq. 5; thesis eq. 4.4); returns log p_Φbase(y | b)."""
         cfg, fmt = self.config, get_input_format(self.config.input_format)
         labels = [r["label"] for r in records]
         baselines = [r["baseline"] for r in records]
         choices = [r["choices"] for r in records]
         kwargs = {"batch_size": cfg.eval_batch_size, "reduction": cfg.reduction}
         base_log_probs = self.scorer(METHOD_MODELS[methods[0]]).baseline_log_probs(baselines, labels, self.progress)
-        rows = [{"id": r["id"], "label": r["label"], "log_p_baseline": float(value)}
-                for r, value in zip(records, base_log_probs, strict=True)]
+        for row, value in zip(rows, base_log_probs, strict=True):
+            row["log_p_baseline"] = float(value)
         base_predictions = predict_choices(self.model("phi_base"), self.tokenizer(),
                                            [fmt.baseline_input(b) for b in baselines], choices, **kwargs)
-        accuracy: dict[str, dict[str, float]] = {"phi_base": {"baseline": _accuracy(base_predictions, choices, labels)}}
-        summary = {}
+        accuracy["phi_base"] = {"baseline": _accuracy(base_predictions, choices, labels)}
         for method in methods:
             model_name = METHOD_MODELS[method]
             scores = self.variant_scores(model_name, records, base_log_probs, rows, column=method)
@@ -390,10 +518,56 @@ class Run:
                 inputs = [fmt.rationale_input(r[f"rationale_{variant}"], r["baseline"]) for r in records]
                 predictions = predict_choices(self.model(model_name), self.tokenizer(), inputs, choices, **kwargs)
                 accuracy[model_name][variant] = _accuracy(predictions, choices, labels)
-        result: dict[str, Any] = {"methods": summary, "accuracy": accuracy}
-        if "larev" in methods and cfg.ablations:
-            result["ablations"] = self.ablation_table(records, summary, base_log_probs, rows)
-        return result, rows
+        return base_log_probs
+
+    def score_rora(self, records, rows, summary, accuracy) -> None:
+        """RoRA(r) = log p_Φ(y | x, r) − log p_Θ(y | x, ∅) for every variant (RoRA eq. 9), and Θ's and Φ's accuracies."""
+        from larev_hf.rora import RoRAScorer, baseline_input, evaluator_input
+
+        cfg = self.config
+        labels, choices = [r["label"] for r in records], [r["choices"] for r in records]
+        kwargs = {"batch_size": cfg.eval_batch_size, "reduction": cfg.reduction}
+        scorer = RoRAScorer(self.model("rora_theta"), self.model("rora_phi"), self.tokenizer(), cfg.reduction,
+                            cfg.eval_batch_size)
+        theta = scorer.theta_log_probs(records, self.progress)
+        for row, value in zip(rows, theta, strict=True):
+            row["log_p_theta"] = float(value)
+        predictions = predict_choices(self.model("rora_theta"), self.tokenizer(), [baseline_input(r) for r in records],
+                                      choices, **kwargs)
+        accuracy["rora_theta"] = {"baseline": _accuracy(predictions, choices, labels)}
+        accuracy["rora_phi"], scores = {}, {}
+        for variant in VARIANTS:
+            rationales = [r[f"rationale_{variant}"] for r in records]
+            scores[variant] = scorer.score_records(records, rationales, theta, self.progress).scores
+            for row, value in zip(rows, scores[variant], strict=True):
+                row[f"rora/{variant}"] = float(value)
+            inputs = [evaluator_input(r, text) for r, text in zip(records, rationales, strict=True)]
+            predictions = predict_choices(self.model("rora_phi"), self.tokenizer(), inputs, choices, **kwargs)
+            accuracy["rora_phi"][variant] = _accuracy(predictions, choices, labels)
+        summary["rora"] = summarize_variants(scores, n_boot=cfg.n_boot, seed=cfg.seed)
+
+    def score_simulatability(self, records, methods, rows, summary, accuracy) -> None:
+        """LAS (Hase et al., 2020) and RQ (Wiegreffe et al., 2021) of every variant from the simulator's accuracies."""
+        from larev_hf.scores.simulatability import simulate, summarize_simulatability
+
+        cfg = self.config
+        kwargs = {"batch_size": cfg.eval_batch_size, "reduction": cfg.reduction}
+        model, tokenizer = self.model("simulator"), self.tokenizer()
+        without = simulate(model, tokenizer, records, [r["rationale"] for r in records], views=("x",), **kwargs)["x"]
+        correct = {}
+        for variant in VARIANTS:
+            rationales = [r[f"rationale_{variant}"] for r in records]
+            correct[variant] = {"x": without, **simulate(model, tokenizer, records, rationales, views=("x_r", "r"), **kwargs)}
+            for view in ("x_r", "r"):
+                for row, value in zip(rows, correct[variant][view], strict=True):
+                    row[f"simulator/{variant}/{view}"] = bool(value)
+        for row, value in zip(rows, without, strict=True):
+            row["simulator/x"] = bool(value)
+        for method in methods:
+            summary[method] = summarize_simulatability(correct, method, n_boot=cfg.n_boot, seed=cfg.seed)
+        accuracy["simulator"] = {"baseline": float(np.mean(without)),
+                                 **{variant: float(np.mean(correct[variant]["x_r"])) for variant in VARIANTS}}
+        accuracy["simulator_rationale_only"] = {variant: float(np.mean(correct[variant]["r"])) for variant in VARIANTS}
 
     def ablation_table(self, records, summary, base_log_probs, rows) -> dict[str, dict]:
         """Separations of REV, full LAREV and each ablated Φ_LA (thesis table 5.6)."""
@@ -433,12 +607,10 @@ class Run:
 
     # ----------------------------------------------------------------- entry points
     def stages(self) -> list[tuple[str, Callable[[], None]]]:
-        stages = [
-            ("data", self.stage_data),
-            ("tokenizer", self.stage_tokenizer),
-            ("phi_base", self.stage_phi_base),
-            ("phi", self.stage_phi),
-        ]
+        methods = set(self.config.methods)
+        stages = [("data", self.stage_data), ("tokenizer", self.stage_tokenizer)]
+        if methods & {"rev", "larev"}:
+            stages += [("phi_base", self.stage_phi_base), ("phi", self.stage_phi)]
         if "larev" in self.config.methods:
             stages += [
                 ("ig", self.stage_ig),
@@ -448,6 +620,17 @@ class Run:
             ]
             if self.config.ablations:
                 stages += [(name, partial(self.stage_leakage_aware, name, **overrides)) for name, overrides in ABLATIONS.items()]
+        if "rora" in methods:
+            stages += [
+                ("rora_detector", self.stage_rora_detector),
+                ("rora_masked", self.stage_rora_masked),
+                ("rora_infiller", self.stage_rora_infiller),
+                ("rora_counterfactuals", self.stage_rora_counterfactuals),
+                ("rora_phi", self.stage_rora_phi),
+                ("rora_theta", self.stage_rora_theta),
+            ]
+        if methods & {"las", "rq"}:
+            stages.append(("simulators", self.stage_simulators))
         # Scoring and reporting depend on which methods are asked for: their markers are named after them.
         tag = "+".join(self.config.methods) + ("+ablations" if self.config.ablations else "")
         return stages + [(f"score-{tag}", self.stage_score), (f"report-{tag}", self.stage_report)]
@@ -468,7 +651,7 @@ class Run:
     def evaluate_file(self, data_file: str | os.PathLike, output_dir: str | os.PathLike) -> dict:
         """Score another file of the same dataset kind with this run's trained models (no retraining)."""
         data_file = Path(data_file)
-        needed = ["tokenizer", "phi_base", *(METHOD_MODELS[m] for m in self.config.methods)]
+        needed = list(dict.fromkeys(["tokenizer", *(stage for m in self.config.methods for stage in METHOD_STAGES[m])]))
         if "larev" in self.config.methods and self.config.ablations:
             needed += list(ABLATIONS)
         missing = [stage for stage in needed if not self.is_done(stage)]
@@ -519,11 +702,14 @@ def run_pipeline(config: RunConfig, output_dir: str | os.PathLike, progress: boo
 def dumps_summary(report: dict) -> str:
     """A one-screen text summary of a report for the console."""
     lines = [f"{report['dataset']} / {report['split']} (n = {report['n_examples']})"]
+    def number(value: float | None) -> str:  # LAS is None where a leakage group is empty
+        return "   n/a" if value is None else f"{value:+.3f}"
+
     for method, entry in report["methods"].items():
         seps = entry["separations"]
         lines.append(
-            f"  {method.upper():6s} gold {entry['absolute']['gold']:+.3f} | Gold−Leaky {seps['gold_minus_leaky']:+.3f} "
-            f"Gold−GoldLeaky {seps['gold_minus_gold_leaky']:+.3f} Gold−Vacuous {seps['gold_minus_vacuous']:+.3f} "
-            f"SUM {seps['sum']:+.3f}"
+            f"  {method.upper():6s} gold {number(entry['absolute']['gold'])} | Gold−Leaky {number(seps['gold_minus_leaky'])} "
+            f"Gold−GoldLeaky {number(seps['gold_minus_gold_leaky'])} Gold−Vacuous {number(seps['gold_minus_vacuous'])} "
+            f"SUM {number(seps['sum'])}" + (" (accuracy)" if entry.get("unit") == "accuracy" else "")
         )
     return "\n".join(lines) + "\n" + json.dumps(report.get("accuracy", {}))

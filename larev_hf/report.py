@@ -3,7 +3,10 @@
 ``report.json`` always has ``{"dataset", "split", "n_examples", "methods": {METHOD: {"absolute",
 "separations", "ci95", "win_rate"}}}`` (see :func:`larev_hf.scores.summarize_variants`);
 optional keys: ``accuracy`` (evaluator accuracy per model and variant, thesis table 5.7),
-``ablations``, ``settings`` and ``timings``.
+``ablations``, ``settings`` and ``timings``. The accuracy-based methods LAS and RQ
+(:func:`larev_hf.scores.simulatability.summarize_simulatability`) have ``"unit": "accuracy"``,
+LAS ``groups`` instead of ``win_rate``, and ``None`` where LAS is undefined; they get their own
+tables and stay out of the chart, whose axis is in nats.
 """
 
 from __future__ import annotations
@@ -24,8 +27,18 @@ SEPARATION_TITLES = {
 }
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.4f}"
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _is_accuracy(entry: dict[str, Any]) -> bool:
+    """Whether a method entry is an accuracy difference (LAS, RQ) rather than nats (REV, LAREV, RoRA)."""
+    return entry.get("unit") == "accuracy"
+
+
+def _separation_rows(methods: dict[str, Any]) -> list[list[str]]:
+    return [[name.upper()] + [f"{_fmt(e['separations'][k])} [{_fmt(e['ci95'][k][0])}, {_fmt(e['ci95'][k][1])}]"
+                              for k in SEPARATIONS] for name, e in methods.items()]
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -36,20 +49,33 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 def render_markdown(report: dict[str, Any]) -> str:
     """Markdown tables: absolute scores, separations with 95% intervals, win rates, accuracy, ablations."""
-    methods = report["methods"]
+    methods = {name: e for name, e in report["methods"].items() if not _is_accuracy(e)}
+    simulated = {name: e for name, e in report["methods"].items() if _is_accuracy(e)}
     out = [f"# Rationale evaluation report: {report['dataset']} ({report['split']}, n = {report['n_examples']})", ""]
-    out += ["## Absolute scores (nats; thesis tables 5.3 / 5.9)", ""]
-    out.append(_table(["Method"] + [VARIANT_TITLES[v] for v in VARIANTS],
-                      [[name.upper()] + [_fmt(entry["absolute"][v]) for v in VARIANTS] for name, entry in methods.items()]))
-    out += ["", "## Gold − variant separations, mean [95% bootstrap interval] (thesis tables 5.4 / 5.10)", ""]
-    out.append(_table(
-        ["Method"] + [SEPARATION_TITLES[k] for k in SEPARATIONS],
-        [[name.upper()] + [f"{_fmt(e['separations'][k])} [{_fmt(e['ci95'][k][0])}, {_fmt(e['ci95'][k][1])}]" for k in SEPARATIONS]
-         for name, e in methods.items()],
-    ))
-    out += ["", "## Share of examples where Gold scores higher than the variant", ""]
-    out.append(_table(["Method"] + [VARIANT_TITLES[v] for v in DEGRADED],
-                      [[name.upper()] + [f"{100 * e['win_rate'][v]:.1f}%" for v in DEGRADED] for name, e in methods.items()]))
+    if methods:
+        out += ["## Absolute scores (nats; thesis tables 5.3 / 5.9)", ""]
+        out.append(_table(["Method"] + [VARIANT_TITLES[v] for v in VARIANTS],
+                          [[name.upper()] + [_fmt(entry["absolute"][v]) for v in VARIANTS] for name, entry in methods.items()]))
+        out += ["", "## Gold − variant separations, mean [95% bootstrap interval] (thesis tables 5.4 / 5.10)", ""]
+        out.append(_table(["Method"] + [SEPARATION_TITLES[k] for k in SEPARATIONS], _separation_rows(methods)))
+    with_wins = {name: e for name, e in report["methods"].items() if "win_rate" in e}
+    if with_wins:
+        out += ["", "## Share of examples where Gold scores higher than the variant", ""]
+        out.append(_table(["Method"] + [VARIANT_TITLES[v] for v in DEGRADED],
+                          [[name.upper()] + [f"{100 * e['win_rate'][v]:.1f}%" for v in DEGRADED] for name, e in with_wins.items()]))
+    if simulated:
+        out += ["", "## Simulatability: accuracy with − without the rationale (LAS: Hase et al. 2020; RQ: Wiegreffe et al. "
+                "2021; n/a = undefined, a leakage group is empty)", ""]
+        out.append(_table(["Method"] + [VARIANT_TITLES[v] for v in VARIANTS],
+                          [[name.upper()] + [_fmt(e["absolute"][v]) for v in VARIANTS] for name, e in simulated.items()]))
+        out += ["", "### Gold − variant separations, mean [95% bootstrap interval]", ""]
+        out.append(_table(["Method"] + [SEPARATION_TITLES[k] for k in SEPARATIONS], _separation_rows(simulated)))
+        for name, entry in simulated.items():
+            if "groups" in entry:
+                out += ["", f"### {name.upper()} by leakage group (leaking: the simulator given the rationale alone is right)", ""]
+                out.append(_table(["Variant", "Leaking n", "Leaking Δacc", "Non-leaking n", "Non-leaking Δacc", name.upper()],
+                                  [[VARIANT_TITLES[v], str(g["n_leaking"]), _fmt(g["leaking"]), str(g["n_nonleaking"]),
+                                    _fmt(g["nonleaking"]), _fmt(g["las"])] for v, g in entry["groups"].items()]))
     if report.get("accuracy"):
         out += ["", "## Evaluator accuracy on the test split (%; thesis table 5.7)", ""]
         columns = sorted({key for values in report["accuracy"].values() for key in values}, key=_accuracy_order)
@@ -80,7 +106,7 @@ def plot_separations(report: dict[str, Any], path: str | os.PathLike) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    methods = report["methods"]
+    methods = {name: e for name, e in report["methods"].items() if not _is_accuracy(e)}
     keys = [k for k in SEPARATIONS if k != "sum"]
     width = 0.8 / max(len(methods), 1)
     fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
@@ -94,7 +120,8 @@ def plot_separations(report: dict[str, Any], path: str | os.PathLike) -> None:
     ax.set_xticks(np.arange(len(keys)), [SEPARATION_TITLES[k] for k in keys])
     ax.set_ylabel("score difference (nats)")
     ax.set_title(f"Rationale separation on {report['dataset']} ({report['split']})")
-    ax.legend()
+    if methods:
+        ax.legend()
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png")

@@ -360,8 +360,12 @@ def test_rora_bundles_score_like_the_rora_scorer(tiny_run, tmp_path):
         loaded.score(["r"], [records[0]["label"]], records[:1], baselines=["b"])
     with pytest.raises(DataError, match=r"inputs\[0\]\['choices'\]: missing; expected the answer options"):
         loaded.score(["r"], ["kitchen"], [{"question": "Where is the wub kept?"}])
-    with pytest.raises(ValueError, match="does not train RoRA evaluators"):
-        EvaluatorBundle.from_run(tiny_run, "rora")
+    # a run with --method all trains RoRA's Θ and Φ: its bundle reproduces the run's own RoRA scores
+    from_run = EvaluatorBundle.from_run(tiny_run, "rora")
+    assert from_run.config.input_format == "rora" and from_run.config.models == {"baseline": "rora_theta",
+                                                                                   "rationale": "rora_phi"}
+    run_scores = [row for _, row in read_jsonl(tiny_run / "scores" / "test_scores.jsonl")]
+    np.testing.assert_allclose(score(from_run, records), [row["rora/gold"] for row in run_scores], rtol=0, atol=1e-5)
 
 
 def test_rora_bundles_without_larev_hf_rora_are_refused_clearly(tiny_run, tmp_path, monkeypatch):

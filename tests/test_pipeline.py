@@ -35,20 +35,30 @@ def larev_run(tmp_path_factory) -> Path:
 def test_report_has_the_documented_schema_and_files(larev_run):
     report = read_json(larev_run / "report.json")
     assert report["dataset"] == "synthetic" and report["split"] == "test" and report["n_examples"] == 48
-    assert set(report["methods"]) == {"rev", "larev"}
-    for entry in report["methods"].values():
+    assert set(report["methods"]) == {"rev", "larev", "rora", "las", "rq"}
+    for method in ("rev", "larev", "rora"):
+        entry = report["methods"][method]
         for key, names in REPORT_KEYS.items():
             assert set(entry[key]) == names
         seps = entry["separations"]
         assert seps["sum"] == pytest.approx(seps["gold_minus_leaky"] + seps["gold_minus_gold_leaky"] + seps["gold_minus_vacuous"])
         for low, high in entry["ci95"].values():
             assert low <= high
-    assert set(report["accuracy"]) == {"phi_base", "phi", "phi_la"}
+    assert set(report["accuracy"]) == {"phi_base", "phi", "phi_la", "rora_theta", "rora_phi", "simulator",
+                                       "simulator_rationale_only"}
+    for method in ("las", "rq"):  # accuracy differences: their own keys, None where LAS is undefined
+        entry = report["methods"][method]
+        assert entry["unit"] == "accuracy" and set(entry["absolute"]) == REPORT_KEYS["absolute"]
+        assert set(entry["separations"]) == set(entry["ci95"]) == REPORT_KEYS["separations"]
+        assert all(value is None or -1 <= value <= 1 for value in entry["absolute"].values())
+    assert set(report["methods"]["las"]["groups"]) == REPORT_KEYS["absolute"]
     assert (larev_run / "separations.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     markdown = (larev_run / "report.md").read_text()
     assert "| LAREV |" in markdown and "Gold − Leaky" in markdown
+    assert "| RORA |" in markdown and "### LAS by leakage group" in markdown
     rows = [row for _, row in read_jsonl(larev_run / "scores" / "test_scores.jsonl")]
     assert len(rows) == 48 and {"rev/gold", "larev/leaky", "log_p_baseline"} <= set(rows[0])
+    assert {"rora/leaky", "log_p_theta", "simulator/x", "simulator/gold/x_r", "simulator/leaky/r"} <= set(rows[0])
     summary = read_json(larev_run / "leakage" / "summary.json")
     assert summary["n_examples"] == 240 and "stop_word_guard_fired" in summary
     assert not list(larev_run.rglob("*.tmp")) and not list(larev_run.rglob(".*.tmp"))
@@ -73,8 +83,10 @@ def test_evaluate_reproduces_the_run_scores_without_training(larev_run, tmp_path
     run = Run.load(larev_run, progress=False)
     report = run.evaluate_file(larev_run / "data" / "test.jsonl", tmp_path / "eval")
     original = read_json(larev_run / "report.json")
-    for method in ("rev", "larev"):
+    for method in ("rev", "larev", "rora"):
         assert report["methods"][method]["absolute"] == pytest.approx(original["methods"][method]["absolute"], abs=1e-9)
+    for method in ("las", "rq"):
+        assert report["methods"][method]["absolute"] == original["methods"][method]["absolute"]
     assert not (tmp_path / "eval" / "models").exists()
 
 

