@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--lora-r", type=int, default=16)
     parser.add_argument("--lora-alpha", type=int, default=32)
     parser.add_argument("--lora-learning-rate", type=float, default=None, help="default: the backbone's")
-    parser.add_argument("--lora-modules-to-save", default=None, help="comma-separated, e.g. 'shared'")
+    parser.add_argument("--lora-modules-to-save", default=None, help="comma-separated, e.g. 'embed_tokens'")
     parser.add_argument("--output-dir", required=True)
     parser.add_argument("--lora-name", default="lora", help="sub-directory of the LoRA run (compare several settings)")
     parser.add_argument("--json", default="benchmarks/results/lora.json")

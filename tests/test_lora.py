@@ -36,6 +36,19 @@ def test_only_adapters_train_and_decoder_only_leaves_the_encoder_alone(tiny_mode
         LoraSettings(r=0)
 
 
+def test_modules_to_save_must_be_the_module_the_forward_calls(tiny_model, tiny_tokenizer):
+    """T5's ``shared`` is also ``encoder.embed_tokens``: PEFT's trained copy of it would get no gradient, so it is
+    refused; ``embed_tokens`` is accepted and its copies do get gradients (BART: ``model.shared`` likewise)."""
+    with pytest.raises(ValueError, match="never calls a module of that name"):
+        apply_lora(copy.deepcopy(tiny_model), LoraSettings(r=4, modules_to_save=["shared"]))
+    model = apply_lora(copy.deepcopy(tiny_model), LoraSettings(r=4, modules_to_save=["embed_tokens"]))
+    encoded = tiny_tokenizer(["a man walks ."], return_tensors="pt")
+    labels = tiny_tokenizer(text_target=["entailment"], return_tensors="pt")["input_ids"]
+    model(**encoded, labels=labels).loss.backward()
+    saved = [p for n, p in model.named_parameters() if "modules_to_save" in n]
+    assert saved and all(p.grad is not None and p.grad.abs().sum() > 0 for p in saved)
+
+
 def test_lora_model_round_trips_through_its_directory(tiny_model, tiny_tokenizer, tmp_path):
     """The adapter directory (adapter + base weights of a random-init preset) reloads to the same scores,
     and the saved base is the untouched initialisation."""

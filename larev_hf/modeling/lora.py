@@ -38,7 +38,8 @@ class LoraSettings:
             T5 default); ``None`` adapts every linear layer except the output projection, which is what
             a randomly initialised preset needs to learn at all.
         modules_to_save (`list[str]`, *optional*): modules trained in full and saved with the adapter
-            (e.g. ``["shared"]`` for a preset's embeddings).
+            (e.g. ``["embed_tokens"]`` for a preset's input embeddings; not ``"shared"``, whose trained copy
+            the encoder and decoder would never call).
     """
 
     r: int = 16
@@ -80,12 +81,44 @@ def apply_lora(model: PreTrainedModel, settings: LoraSettings, decoder_only: boo
     """Wrap ``model`` in a PEFT LoRA model; only the adapters (and ``modules_to_save``) train."""
     from peft import LoraConfig, TaskType, get_peft_model
 
+    check_modules_to_save(model, settings.modules_to_save)
     config = LoraConfig(
         task_type=TaskType.SEQ_2_SEQ_LM, r=settings.r, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
         target_modules=lora_target_modules(model, settings.target_modules, decoder_only),
         modules_to_save=settings.modules_to_save,
     )
     return get_peft_model(model, config)
+
+
+def check_modules_to_save(model: nn.Module, names: list[str] | None) -> None:
+    """Refuse a ``modules_to_save`` entry that the model's forward never calls.
+
+    PEFT trains a copy of each such module in place of the named attribute only. T5's and BART's
+    ``shared`` embedding shares its weights with ``encoder.embed_tokens`` / ``decoder.embed_tokens``,
+    which are the modules the forward calls, so a trained copy of ``shared`` would get no gradient.
+    Checked with one single-token forward pass and forward hooks.
+    """
+    if not names:
+        return
+    import torch
+
+    called: set[str] = set()
+    hooks = [module.register_forward_hook(lambda *_, name=name: called.add(name))
+             for name, module in model.named_modules() if name.rsplit(".", 1)[-1] in names]
+    start = getattr(model.config, "decoder_start_token_id", None) or 0
+    device = next(model.parameters()).device
+    try:
+        with torch.no_grad():
+            model(input_ids=torch.tensor([[start]], device=device), decoder_input_ids=torch.tensor([[start]], device=device))
+    finally:
+        for hook in hooks:
+            hook.remove()
+    for wanted in names:
+        if not any(name.rsplit(".", 1)[-1] == wanted for name in called):
+            raise ValueError(
+                f"LoRA modules_to_save {wanted!r}: the forward never calls a module of that name (a tied alias such as "
+                "T5's 'shared' is reached as 'embed_tokens'), so its trained copy would get no gradient"
+            )
 
 
 def is_peft_model(model: nn.Module) -> bool:
