@@ -42,6 +42,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--learning-rate", type=float, default=None, help="default: the backbone's (1e-3 presets, 3e-5 pretrained)")
     parser.add_argument("--num-train-epochs", type=float, default=None)
     parser.add_argument("--batch-size", type=int, default=None)
+    parser.add_argument("--select-on-validation", action="store_true",
+                        help="keep the epoch of Φ_base / Φ with the lowest validation loss (default: the last epoch)")
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for the 95%% intervals")
     larev = parser.add_argument_group("LAREV (thesis eq. 4.10)")
     larev.add_argument("--lambda-irm", type=float, default=None, help="IRMv1 penalty weight (default: measured per backbone kind; 0 = ablation)")
@@ -87,7 +89,7 @@ def _config_from_args(args: argparse.Namespace):
         penalty_warmup_ratio=args.penalty_warmup_ratio, groups_per_batch=args.groups_per_batch,
         probe_max_loss=args.probe_max_loss, probe_every_n_steps=args.probe_every_n_steps, ig_steps=args.ig_steps, ig_top_k=args.ig_top_k,
         stop_word_guard=args.stop_word_guard, ablations=args.ablations, loader_options=_loader_options(args),
-        lora=args.lora, lora_r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
+        select_on_validation=args.select_on_validation, lora=args.lora, lora_r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
         lora_target_modules=args.lora_target_modules, lora_modules_to_save=args.lora_modules_to_save,
         rora_threshold=args.rora_threshold, rora_lambda_irm=args.rora_lambda_irm,
     )

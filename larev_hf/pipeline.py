@@ -110,6 +110,7 @@ class RunConfig:
     lora_dropout: float = 0.05
     lora_target_modules: list[str] | None = None
     lora_modules_to_save: list[str] | None = None
+    select_on_validation: bool = False
     rora_threshold: float = 0.001
     rora_lambda_irm: float | None = None
     loader_options: dict[str, Any] = field(default_factory=dict)
@@ -251,22 +252,26 @@ class Run:
             self._models[name], _ = load_evaluator(self.path("models", name))
         return self._models[name]
 
-    def train_evaluator(self, name: str, sources: list[str], targets: list[str]) -> None:
+    def train_evaluator(self, name: str, make_source: Callable[[dict[str, Any]], str]) -> None:
+        """A fresh model trained on ``make_source(record) → label`` over the training split; with
+        ``select_on_validation``, the epoch with the lowest validation loss is kept."""
         model = build_model(self.config.backbone, self.tokenizer(), seed=self.config.seed)
-        train_seq2seq(model, self.tokenizer(), sources, targets, self.path("models", name),
-                      self.config.train_settings(self.progress))
+        train = self.split_records("train")
+        validation = self.split_records("validation") if self.config.select_on_validation else None
+        train_seq2seq(model, self.tokenizer(), [make_source(r) for r in train], [r["label"] for r in train],
+                      self.path("models", name), self.config.train_settings(self.progress),
+                      eval_sources=[make_source(r) for r in validation] if validation else None,
+                      eval_targets=[r["label"] for r in validation] if validation else None)
 
     def stage_phi_base(self) -> None:
         """Φ_base on b → y (REV's g′; thesis A.1 step 4)."""
-        fmt, train = get_input_format(self.config.input_format), self.split_records("train")
-        self.train_evaluator("phi_base", [fmt.baseline_input(r["baseline"]) for r in train], [r["label"] for r in train])
+        fmt = get_input_format(self.config.input_format)
+        self.train_evaluator("phi_base", lambda r: fmt.baseline_input(r["baseline"]))
 
     def stage_phi(self) -> None:
         """Φ on r ⊕ b → y with the gold rationale (REV's g; thesis A.1 step 5)."""
-        fmt, train = get_input_format(self.config.input_format), self.split_records("train")
-        self.train_evaluator(
-            "phi", [fmt.rationale_input(r["rationale"], r["baseline"]) for r in train], [r["label"] for r in train]
-        )
+        fmt = get_input_format(self.config.input_format)
+        self.train_evaluator("phi", lambda r: fmt.rationale_input(r["rationale"], r["baseline"]))
 
     # ----------------------------------------------------------------- LAREV
     def stage_ig(self) -> None:

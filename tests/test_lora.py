@@ -117,3 +117,4 @@ def test_example_script_trains_and_saves_a_lora_evaluator(tmp_path):
     base, _ = load_evaluator(output / BASE_MODEL_DIR, device="cpu")
     merged_score = score_labels(model, tokenizer, ["a dog runs ."], ["entailment"]).sum
     assert merged_score != pytest.approx(score_labels(base, tokenizer, ["a dog runs ."], ["entailment"]).sum, abs=1e-6)
+

@@ -102,11 +102,15 @@ def train_seq2seq(
     settings: TrainSettings,
     trainer_class: type[Seq2SeqTrainer] = Seq2SeqTrainer,
     decoder_only: bool = False,
+    eval_sources: Sequence[str] | None = None,
+    eval_targets: Sequence[str] | None = None,
 ) -> PreTrainedModel:
     """Train ``model`` on ``sources -> targets`` and save it (with the tokenizer) to ``output_dir``.
 
     With ``settings.lora`` only LoRA adapters train (on decoder layers only if ``decoder_only``) and
-    the directory holds the adapter (see :mod:`larev_hf.modeling.lora`).
+    the directory holds the adapter (see :mod:`larev_hf.modeling.lora`). With ``eval_sources`` /
+    ``eval_targets`` (the validation split) the loss on them is computed after every epoch and the
+    epoch with the lowest one is saved (model selection, thesis §5.3.2).
 
     Resumes from ``output_dir/checkpoints`` if an earlier attempt was interrupted. The final
     directory appears only when training has finished (written to a temporary sibling and renamed).
@@ -114,10 +118,18 @@ def train_seq2seq(
     output_dir = Path(output_dir)
     model = settings.prepare_model(model, decoder_only=decoder_only)
     train_dataset = tokenize_pairs(tokenizer, sources, targets, settings.max_input_length, settings.max_label_length)
+    selection = {}
+    eval_dataset = None
+    if eval_sources is not None and eval_targets is not None:
+        eval_dataset = tokenize_pairs(tokenizer, eval_sources, eval_targets, settings.max_input_length,
+                                      settings.max_label_length)
+        selection = dict(eval_strategy="epoch", load_best_model_at_end=True, metric_for_best_model="loss",
+                         greater_is_better=False)
     trainer = trainer_class(
         model=model,
-        args=settings.training_arguments(checkpoint_dir_for(output_dir)),
+        args=settings.training_arguments(checkpoint_dir_for(output_dir), **selection),
         train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
         data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
         processing_class=tokenizer,
     )
