@@ -117,8 +117,10 @@ class RunConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.method not in (*METHODS, "all"):
-            raise ValueError(f"method {self.method!r} is not available; expected one of {(*METHODS, 'all')}")
+        unknown = [m for m in self.method.split(",") if m not in METHODS] if self.method != "all" else []
+        if unknown or not self.method:
+            raise ValueError(f"method {self.method!r} is not available; expected 'all' or a comma-separated list "
+                             f"of {METHODS} (e.g. 'rev,larev')")
         if self.reduction not in ("sum", "mean"):
             raise ValueError(f"reduction must be 'sum' or 'mean', got {self.reduction!r}")
         get_input_format(self.input_format)
@@ -132,7 +134,9 @@ class RunConfig:
 
     @property
     def methods(self) -> tuple[str, ...]:
-        return METHODS if self.method == "all" else (self.method,)
+        if self.method == "all":
+            return METHODS
+        return tuple(m for m in METHODS if m in self.method.split(","))  # canonical order: stage tags do not depend on it
 
     def train_settings(self, progress: bool = True) -> TrainSettings:
         defaults = training_defaults(self.backbone)

@@ -203,3 +203,10 @@ def test_schema_files_load_and_name_a_missing_field(tmp_path):
         load_schema_jsonl(path)
     path.write_text(json.dumps(record) + "\n")
     assert load_schema_jsonl(path)[0] == {k: v for k, v in record.items() if k != "baseline"}
+
+
+def test_method_lists_are_validated_and_canonically_ordered():
+    assert RunConfig(method="larev,rev").methods == ("rev", "larev")
+    assert RunConfig(method="all").methods == ("rev", "larev", "rora", "las", "rq")
+    with pytest.raises(ValueError, match="comma-separated list"):
+        RunConfig(method="rev,bogus")
