@@ -40,7 +40,7 @@ from larev_hf.modeling import (
 from larev_hf.modeling.lora import LoraSettings
 from larev_hf.report import write_report
 from larev_hf.scores import VARIANTS, ConditionalVScorer, summarize_variants
-from larev_hf.training import TrainSettings, train_seq2seq
+from larev_hf.training import TrainSettings, train_on_records
 
 if TYPE_CHECKING:
     from larev_hf.rora import MaskedRationale, RoRASettings
@@ -260,12 +260,9 @@ class Run:
         """A fresh model trained on ``make_source(record) → label`` over the training split; with
         ``select_on_validation``, the epoch with the lowest validation loss is kept."""
         model = build_model(self.config.backbone, self.tokenizer(), seed=self.config.seed)
-        train = self.split_records("train")
         validation = self.split_records("validation") if self.config.select_on_validation else None
-        train_seq2seq(model, self.tokenizer(), [make_source(r) for r in train], [r["label"] for r in train],
-                      self.path("models", name), self.config.train_settings(self.progress),
-                      eval_sources=[make_source(r) for r in validation] if validation else None,
-                      eval_targets=[r["label"] for r in validation] if validation else None)
+        train_on_records(model, self.tokenizer(), self.split_records("train"), make_source, self.path("models", name),
+                         self.config.train_settings(self.progress), eval_records=validation)
 
     def stage_phi_base(self) -> None:
         """Φ_base on b → y (REV's g′; thesis A.1 step 4)."""

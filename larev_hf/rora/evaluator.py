@@ -46,7 +46,7 @@ from larev_hf.training.seq2seq import (
     checkpoint_dir_for,
     fit_and_save,
     tokenize_pairs,
-    train_seq2seq,
+    train_on_records,
 )
 
 NORMALIZATIONS = ("label_set", "vocab")
@@ -266,8 +266,7 @@ def train_theta(
     settings: TrainSettings,
 ) -> PreTrainedModel:
     """Θ: ``"{x} rationale:"`` (an empty rationale) → y (RoRA eq. 8)."""
-    return train_seq2seq(model, tokenizer, [baseline_input(r) for r in records], [r["label"] for r in records],
-                         output_dir, settings)
+    return train_on_records(model, tokenizer, records, baseline_input, output_dir, settings)
 
 
 def train_plain_evaluator(
@@ -279,8 +278,7 @@ def train_plain_evaluator(
 ) -> PreTrainedModel:
     """RoRA's ablation evaluator: ``"{x} rationale: {r}"`` → y by plain ERM on the original rationales (RoRA §4, eq. 3):
     no detection, no counterfactuals, no IRM."""
-    return train_seq2seq(model, tokenizer, [evaluator_input(r, r["rationale"]) for r in records],
-                         [r["label"] for r in records], output_dir, settings)
+    return train_on_records(model, tokenizer, records, lambda r: evaluator_input(r, r["rationale"]), output_dir, settings)
 
 
 class RoRAScorer(ConditionalVScorer):

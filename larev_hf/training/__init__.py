@@ -11,11 +11,12 @@ from larev_hf.training.seq2seq import (
     fit_and_save,
     save_model_atomically,
     tokenize_pairs,
+    train_on_records,
     train_seq2seq,
 )
 
 __all__ = [
     "EnvironmentCollator", "THESIS_PENALTIES", "IRMProbeConfig", "IRMProbeTrainer", "IRMProbeLoss", "irm_penalty",
     "label_nll", "EnvironmentGroupBatchSampler", "GroupOrderSampler", "TrainSettings", "save_model_atomically",
-    "tokenize_pairs", "train_seq2seq", "checkpoint_dir_for", "fit_and_save",
+    "tokenize_pairs", "train_on_records", "train_seq2seq", "checkpoint_dir_for", "fit_and_save",
 ]

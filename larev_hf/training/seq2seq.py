@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import datasets
 import torch
@@ -134,6 +135,24 @@ def train_seq2seq(
         processing_class=tokenizer,
     )
     return fit_and_save(trainer, tokenizer, output_dir)
+
+
+def train_on_records(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    records: Sequence[Mapping[str, Any]],
+    make_source: Callable[[Mapping[str, Any]], str],
+    output_dir: str | os.PathLike,
+    settings: TrainSettings,
+    eval_records: Sequence[Mapping[str, Any]] | None = None,
+) -> PreTrainedModel:
+    """:func:`train_seq2seq` on ``make_source(record) → record["label"]``; ``eval_records`` (the validation split)
+    turn on model selection by validation loss."""
+    evaluation = {} if not eval_records else {
+        "eval_sources": [make_source(r) for r in eval_records], "eval_targets": [r["label"] for r in eval_records],
+    }
+    return train_seq2seq(model, tokenizer, [make_source(r) for r in records], [r["label"] for r in records], output_dir,
+                         settings, **evaluation)
 
 
 def checkpoint_dir_for(output_dir: str | os.PathLike) -> Path:
