@@ -25,3 +25,20 @@ def test_select_on_validation_keeps_the_epoch_with_the_lowest_validation_loss(ti
                    for name, model in (("best", best), ("last", last))}
     assert flipped_nll["best"] < flipped_nll["last"] - 0.1
     assert not (tmp_path / "best.checkpoints").exists()
+
+
+def test_resume_skips_a_checkpoint_interrupted_mid_write(tmp_path):
+    """A run killed while the Trainer writes checkpoint-26 leaves it without trainer_state.json (written last):
+    resuming uses checkpoint-13 and removes the partial one."""
+    from larev_hf.training.seq2seq import last_complete_checkpoint
+
+    for step, complete in ((13, True), (26, False)):
+        folder = tmp_path / f"checkpoint-{step}"
+        folder.mkdir()
+        (folder / "model.safetensors").write_bytes(b"weights")
+        if complete:
+            (folder / "trainer_state.json").write_text("{}")
+    assert last_complete_checkpoint(tmp_path) == str(tmp_path / "checkpoint-13")
+    assert not (tmp_path / "checkpoint-26").exists()
+    (tmp_path / "checkpoint-13" / "trainer_state.json").unlink()
+    assert last_complete_checkpoint(tmp_path) is None and last_complete_checkpoint(tmp_path / "absent") is None

@@ -163,12 +163,26 @@ def checkpoint_dir_for(output_dir: str | os.PathLike) -> Path:
 
 def fit_and_save(trainer: Seq2SeqTrainer, tokenizer: PreTrainedTokenizerBase, output_dir: str | os.PathLike) -> PreTrainedModel:
     """Train (resuming from the last checkpoint in ``trainer.args.output_dir``), save atomically, drop checkpoints."""
-    checkpoint_dir = Path(trainer.args.output_dir)
-    last = get_last_checkpoint(str(checkpoint_dir)) if checkpoint_dir.is_dir() else None
+    last = last_complete_checkpoint(trainer.args.output_dir)
     trainer.train(resume_from_checkpoint=last)
     save_model_atomically(trainer.model, tokenizer, output_dir)
-    shutil.rmtree(checkpoint_dir, ignore_errors=True)
+    shutil.rmtree(trainer.args.output_dir, ignore_errors=True)
     return trainer.model
+
+
+def last_complete_checkpoint(checkpoint_dir: str | os.PathLike) -> str | None:
+    """The newest ``checkpoint-N`` that the Trainer finished writing, or ``None``.
+
+    ``Trainer._save_checkpoint`` writes ``trainer_state.json`` last, so a checkpoint without it was
+    interrupted mid-write (a run killed while saving an epoch); resuming from it would fail. Such
+    checkpoints are deleted and the previous complete one is returned.
+    """
+    checkpoint_dir = Path(checkpoint_dir)
+    while checkpoint_dir.is_dir() and (last := get_last_checkpoint(str(checkpoint_dir))) is not None:
+        if (Path(last) / "trainer_state.json").is_file():
+            return last
+        shutil.rmtree(last)
+    return None
 
 
 def save_model_atomically(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, output_dir: str | os.PathLike) -> None:
