@@ -72,6 +72,10 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                       help="global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2)")
     rora.add_argument("--rora-lambda-irm", type=float, default=None,
                       help="IRMv1 weight of RoRA's Φ (eq. 7; default 1 for presets, 10 for pretrained checkpoints)")
+    rora.add_argument("--rora-classifier", default=None, metavar="ENCODER",
+                      help="RoRA's classifier variant (§4.1): Φ and Θ are this pretrained encoder with a classification "
+                           "head ('minilm' = the offline MiniLM-L6, or a checkpoint such as microsoft/deberta-v3-large); "
+                           "default: seq2seq evaluators on --backbone")
 
 
 def _comma_list(text: str) -> list[str]:
@@ -93,6 +97,7 @@ def _config_from_args(args: argparse.Namespace):
         select_on_validation=args.select_on_validation, lora=args.lora, lora_r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
         lora_target_modules=args.lora_target_modules, lora_modules_to_save=args.lora_modules_to_save,
         rora_threshold=args.rora_threshold, rora_lambda_irm=args.rora_lambda_irm,
+        rora_classifier=args.rora_classifier,
     )
 
 

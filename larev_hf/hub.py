@@ -162,15 +162,19 @@ class _CVIBundleScorer:
 
 
 class _RoRABundleScorer:
-    """RoRA: :class:`larev_hf.rora.evaluator.RoRAScorer` over Θ (x → y) and Φ (x, r → y); no baseline b."""
+    """RoRA: :class:`larev_hf.rora.evaluator.RoRAScorer` over Θ (x → y) and Φ (x, r → y); no baseline b.
+    Classifier evaluators (RoRA §4.1, ``--rora-classifier``) go through :class:`~larev_hf.rora.RoRAClassifierScorer`."""
 
     needs_baselines = False
 
     def __init__(self, bundle: EvaluatorBundle, batch_size: int) -> None:
-        from larev_hf.rora.evaluator import RoRAScorer
+        from larev_hf.rora import RoRAClassifierScorer, RoRAScorer
 
-        self.scorer = RoRAScorer(bundle.model("baseline"), bundle.model("rationale"), bundle.tokenizer,
-                                 bundle.config.reduction, batch_size)
+        theta, phi = bundle.model("baseline"), bundle.model("rationale")
+        if phi.config.is_encoder_decoder:
+            self.scorer = RoRAScorer(theta, phi, bundle.tokenizer, bundle.config.reduction, batch_size)
+        else:
+            self.scorer = RoRAClassifierScorer(theta, phi, bundle.tokenizer, batch_size=batch_size)
 
     def score(self, rationales, labels, records, baselines, progress=False):
         return self.scorer.score_records(records, rationales, progress=progress)
@@ -501,7 +505,7 @@ class EvaluatorBundle:
             ValueError: the run did not train ``method``.
             NotImplementedError: ``method="rora"`` without ``larev_hf.rora``.
         """
-        from larev_hf.pipeline import Run, baseline_builder_from_spec
+        from larev_hf.pipeline import CLASSIFIER_TOKENIZER, Run, baseline_builder_from_spec
 
         if method not in METHOD_SPECS:
             raise ValueError(f"unknown method {method!r}; expected one of {tuple(METHOD_SPECS)}")
@@ -525,7 +529,8 @@ class EvaluatorBundle:
             baseline_builder_from_spec(cfg.baseline_builder, cfg.seed).to_config()
         task, label_set = _task_and_label_set(run.path("data", "train.jsonl"))
         sources = {name: run.path("models", name) for name in spec.models.values()}
-        sources[TOKENIZER_DIR] = run.path("tokenizer")
+        sources[TOKENIZER_DIR] = run.path("rora", CLASSIFIER_TOKENIZER) if method == "rora" and cfg.rora_classifier \
+            else run.path("tokenizer")
         config = BundleConfig(
             method=method, task=task, label_set=label_set, reduction=cfg.reduction,
             input_format="rora" if method == "rora" else cfg.input_format,

@@ -61,6 +61,8 @@ ABLATIONS = {
     "phi_la_no_probe": {"lambda_probe": 0.0},
     "phi_la_env_only": {"lambda_irm": 0.0, "lambda_probe": 0.0},
 }
+#: Where a run with ``rora_classifier`` keeps the classifier encoder's tokenizer (Θ and Φ share it).
+CLASSIFIER_TOKENIZER = "classifier_tokenizer"
 #: Settings that change only scoring or reporting, never a trained artifact: a resumed run may change them.
 REPORT_ONLY_SETTINGS = ("method", "ablations", "n_boot", "eval_batch_size", "extra")
 #: Settings read only by the Φ_LA stages.
@@ -113,6 +115,7 @@ class RunConfig:
     select_on_validation: bool = False
     rora_threshold: float = 0.001
     rora_lambda_irm: float | None = None
+    rora_classifier: str | None = None
     loader_options: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -124,6 +127,10 @@ class RunConfig:
         if self.reduction not in ("sum", "mean"):
             raise ValueError(f"reduction must be 'sum' or 'mean', got {self.reduction!r}")
         get_input_format(self.input_format)
+        if self.rora_classifier and "rora" not in self.methods:
+            raise ValueError(f"--rora-classifier {self.rora_classifier!r} applies to RoRA; add rora to --method {self.method!r}")
+        if self.rora_classifier and self.lora:
+            raise ValueError("--rora-classifier trains its encoder in full; LoRA (--lora) applies to the seq2seq models only")
         if self.loader_options and self.dataset != "jsonl":
             raise ValueError(f"--column-mapping / --task / --label-set apply to --dataset jsonl, not {self.dataset!r}")
         if self.data_dir is not None and Path(self.data_dir).is_file():
@@ -148,6 +155,15 @@ class RunConfig:
             progress=progress,
             lora=self.lora_settings(),
         )
+
+    def classifier_train_settings(self, progress: bool = True) -> TrainSettings:
+        """Training settings of RoRA's classifier variant. The encoder is pretrained, so its learning rate is the
+        pretrained-checkpoint default (3e-5, thesis §5.3.3) whatever the backbone's; epochs and batch size follow
+        ``num_train_epochs`` / ``batch_size`` when set, else the same defaults."""
+        defaults = training_defaults(self.rora_classifier or self.backbone)
+        return TrainSettings(learning_rate=defaults["learning_rate"],
+                             num_train_epochs=self.num_train_epochs or defaults["num_train_epochs"],
+                             batch_size=self.batch_size or int(defaults["batch_size"]), seed=self.seed, progress=progress)
 
     def lora_settings(self) -> LoraSettings | None:
         """The run's LoRA settings, or ``None`` for full fine-tuning."""
@@ -364,7 +380,7 @@ class Run:
 
         cfg = self.config
         return RoRASettings(detector=DetectorSettings(threshold=cfg.rora_threshold, seed=cfg.seed),
-                            lambda_irm=cfg.rora_lambda_irm).resolved(cfg.backbone)
+                            lambda_irm=cfg.rora_lambda_irm).resolved(cfg.rora_classifier or cfg.backbone)
 
     def stage_rora_detector(self) -> None:
         """Φ_small on r → y and its IG attributions averaged per n-gram over the training split (RoRA §3.1)."""
@@ -423,20 +439,24 @@ class Run:
         write_json(self.path("rora", "counterfactuals_summary.json"), stats)
 
     def stage_rora_phi(self) -> None:
-        """Φ on the union of the D^e with the per-environment IRMv1 penalty (RoRA eq. 7)."""
+        """Φ on the union of the D^e with the per-environment IRMv1 penalty (RoRA eq. 7; the classifier variant: eq. 6)."""
         from larev_hf.rora import counterfactual_dataset, load_counterfactuals, train_phi
 
         cfg, settings = self.config, self.rora_settings()
-        train_settings = cfg.train_settings(self.progress)
-        dataset = counterfactual_dataset(self.split_records("train"),
-                                         load_counterfactuals(self.path("rora", "counterfactuals_train.jsonl")),
-                                         self.tokenizer(), train_settings.max_input_length, train_settings.max_label_length)
-        train_phi(build_model(cfg.backbone, self.tokenizer(), seed=cfg.seed), self.tokenizer(), dataset,
-                  self.path("models", "rora_phi"), train_settings, settings.lambda_irm, settings.groups_per_batch,
-                  settings.normalization, settings.penalty_warmup_ratio)
+        counterfactuals = load_counterfactuals(self.path("rora", "counterfactuals_train.jsonl"))
+        if cfg.rora_classifier:
+            self.train_rora_classifier("rora_phi", counterfactuals, settings.lambda_irm, settings.groups_per_batch)
+        else:
+            train_settings = cfg.train_settings(self.progress)
+            dataset = counterfactual_dataset(self.split_records("train"), counterfactuals, self.tokenizer(),
+                                             train_settings.max_input_length, train_settings.max_label_length)
+            train_phi(build_model(cfg.backbone, self.tokenizer(), seed=cfg.seed), self.tokenizer(), dataset,
+                      self.path("models", "rora_phi"), train_settings, settings.lambda_irm, settings.groups_per_batch,
+                      settings.normalization, settings.penalty_warmup_ratio)
         write_json(self.path("models", "rora_phi", "rora_weights.json"), {
             "lambda_irm": settings.lambda_irm, "groups_per_batch": settings.groups_per_batch,
             "normalization": settings.normalization, "penalty_warmup_ratio": settings.penalty_warmup_ratio,
+            "classifier": cfg.rora_classifier,
         })
 
     def stage_rora_theta(self) -> None:
@@ -444,8 +464,26 @@ class Run:
         from larev_hf.rora import train_theta
 
         cfg = self.config
+        if cfg.rora_classifier:
+            self.train_rora_classifier("rora_theta")
+            return
         train_theta(build_model(cfg.backbone, self.tokenizer(), seed=cfg.seed), self.tokenizer(),
                     self.split_records("train"), self.path("models", "rora_theta"), cfg.train_settings(self.progress))
+
+    def train_rora_classifier(self, name: str, counterfactuals=None, lambda_irm: float = 0.0,
+                              groups_per_batch: int | None = None) -> None:
+        """RoRA's classifier variant (§4.1): Φ on the D^e with λ · IRMv1 (``counterfactuals`` given) or Θ on x alone,
+        a fresh head on the ``rora_classifier`` encoder over the training split's one label set."""
+        from larev_hf.rora import build_classifier, classifier_dataset, shared_label_set, train_classifier
+
+        cfg, train = self.config, self.split_records("train")
+        labels = shared_label_set(train)
+        model, tokenizer = build_classifier(cfg.rora_classifier, labels, seed=cfg.seed)
+        settings = cfg.classifier_train_settings(self.progress)
+        train_classifier(model, tokenizer, classifier_dataset(train, tokenizer, labels, counterfactuals),
+                         self.path("models", name), settings, lambda_irm=lambda_irm,
+                         groups_per_batch=groups_per_batch or settings.batch_size)
+        tokenizer.save_pretrained(self.path("rora", CLASSIFIER_TOKENIZER))  # the encoder's, shared by Θ and Φ
 
     # ----------------------------------------------------------------- LAS / RQ
     def stage_simulators(self) -> None:
@@ -528,19 +566,30 @@ class Run:
 
     def score_rora(self, records, rows, summary, accuracy) -> None:
         """RoRA(r) = log p_Φ(y | x, r) − log p_Θ(y | x, ∅) for every variant (RoRA eq. 9), and Θ's and Φ's accuracies."""
-        from larev_hf.rora import RoRAScorer, baseline_input, evaluator_input
+        from larev_hf.rora import RoRAClassifierScorer, RoRAScorer, baseline_input, evaluator_input
 
         cfg = self.config
         labels, choices = [r["label"] for r in records], [r["choices"] for r in records]
-        kwargs = {"batch_size": cfg.eval_batch_size, "reduction": cfg.reduction}
-        scorer = RoRAScorer(self.model("rora_theta"), self.model("rora_phi"), self.tokenizer(), cfg.reduction,
-                            cfg.eval_batch_size)
+        theta_model, phi_model = self.model("rora_theta"), self.model("rora_phi")
+        if cfg.rora_classifier:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(self.path("rora", CLASSIFIER_TOKENIZER))
+            scorer = RoRAClassifierScorer(theta_model, phi_model, tokenizer, batch_size=cfg.eval_batch_size)
+
+            def accuracy_of(model, inputs: list[str]) -> float:
+                return float(np.mean([p == y for p, y in zip(scorer.predict(model, inputs), labels, strict=True)]))
+        else:
+            scorer = RoRAScorer(theta_model, phi_model, self.tokenizer(), cfg.reduction, cfg.eval_batch_size)
+
+            def accuracy_of(model, inputs: list[str]) -> float:
+                predictions = predict_choices(model, self.tokenizer(), inputs, choices, batch_size=cfg.eval_batch_size,
+                                              reduction=cfg.reduction)
+                return _accuracy(predictions, choices, labels)
         theta = scorer.theta_log_probs(records, self.progress)
         for row, value in zip(rows, theta, strict=True):
             row["log_p_theta"] = float(value)
-        predictions = predict_choices(self.model("rora_theta"), self.tokenizer(), [baseline_input(r) for r in records],
-                                      choices, **kwargs)
-        accuracy["rora_theta"] = {"baseline": _accuracy(predictions, choices, labels)}
+        accuracy["rora_theta"] = {"baseline": accuracy_of(theta_model, [baseline_input(r) for r in records])}
         accuracy["rora_phi"], scores = {}, {}
         for variant in VARIANTS:
             rationales = [r[f"rationale_{variant}"] for r in records]
@@ -548,8 +597,7 @@ class Run:
             for row, value in zip(rows, scores[variant], strict=True):
                 row[f"rora/{variant}"] = float(value)
             inputs = [evaluator_input(r, text) for r, text in zip(records, rationales, strict=True)]
-            predictions = predict_choices(self.model("rora_phi"), self.tokenizer(), inputs, choices, **kwargs)
-            accuracy["rora_phi"][variant] = _accuracy(predictions, choices, labels)
+            accuracy["rora_phi"][variant] = accuracy_of(phi_model, inputs)
         summary["rora"] = summarize_variants(scores, n_boot=cfg.n_boot, seed=cfg.seed)
 
     def score_simulatability(self, records, methods, rows, summary, accuracy) -> None:

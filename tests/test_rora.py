@@ -259,7 +259,7 @@ def test_classifier_loss_is_cross_entropy_per_environment_plus_irm_penalty():
     labels = shared_label_set(records)
     counterfactuals = [Counterfactuals(r["id"], {e: r["rationale"].replace(f"is {r['label']}.", f"is {e}.") for e in labels})
                        for r in records]
-    model, tokenizer = build_classifier(MINILM, len(labels))
+    model, tokenizer = build_classifier(MINILM, labels)
     rows = classifier_dataset(records, tokenizer, labels, counterfactuals)
     assert rows["environment"] == [0, 1] * 4 and rows["labels"] == [[labels.index(r["label"])] for r in records for _ in labels]
     batch = EnvironmentCollator(tokenizer)(list(rows))
@@ -284,13 +284,51 @@ def test_classifier_variant_ignores_the_restated_label(rora_fit, tmp_path):
     train, fit = rora_fit["train"], rora_fit["fit"]
     labels = shared_label_set(train)
     settings = TrainSettings(learning_rate=2e-4, num_train_epochs=3, batch_size=16, progress=False)
-    phi, tokenizer = build_classifier(MINILM, len(labels))
+    phi, tokenizer = build_classifier(MINILM, labels)
     phi = train_classifier(phi, tokenizer, classifier_dataset(train, tokenizer, labels, fit.counterfactuals),
                            tmp_path / "phi", settings, lambda_irm=1.0)
-    theta, _ = build_classifier(MINILM, len(labels))
+    theta, _ = build_classifier(MINILM, labels)
     theta = train_classifier(theta, tokenizer, classifier_dataset(train, tokenizer, labels), tmp_path / "theta", settings)
     scorer = RoRAClassifierScorer(theta, phi, tokenizer, labels)
     test = yesno_records("test", 96)
     score = {name: scorer.score_records(test, texts).corpus for name, texts in fact_and_leaky(test).items()}
     assert score["gold"] > score["leaky"] + 1.0
     assert abs(score["gold_leaky"] - score["gold"]) < 0.3
+
+
+@pytest.mark.slow
+def test_pipeline_classifier_variant_scores_strategyqa_and_round_trips_through_a_bundle(data_dir, tmp_path):
+    """`larev-hf run --method rora --rora-classifier minilm`: Θ and Φ are MiniLM classifiers over StrategyQA's
+    yes/no; the run's scores are log-softmax differences, and its bundle reproduces them after a save and reload."""
+    from larev_hf.hub import EvaluatorBundle
+    from larev_hf.io import read_jsonl
+    from larev_hf.modeling import load_evaluator
+    from larev_hf.pipeline import Run, RunConfig
+    from larev_hf.rora import classifier_labels
+
+    config = RunConfig(method="rora", rora_classifier="minilm", dataset="strategyqa",
+                       data_dir=str(data_dir / "strategyqa"), max_train_examples=48, max_eval_examples=12,
+                       num_train_epochs=1.0, batch_size=16, n_boot=20)
+    run = Run(config, tmp_path / "run", progress=False)
+    report = run.execute()
+    phi, _ = load_evaluator(run.path("models", "rora_phi"))
+    assert not phi.config.is_encoder_decoder and classifier_labels(phi) == run.split_records("train")[0]["choices"]
+    rows = [row for _, row in read_jsonl(run.path("scores", "test_scores.jsonl"))]
+    # a classifier's log-probabilities over two labels: each term ≤ 0, so a score is bounded by −log p_Θ(y)
+    assert all(row["rora/gold"] <= -row["log_p_theta"] + 1e-9 for row in rows)
+    assert report["methods"]["rora"]["absolute"]["gold"] == pytest.approx(np.mean([row["rora/gold"] for row in rows]))
+    bundle = EvaluatorBundle.from_pretrained(EvaluatorBundle.from_run(run.dir, "rora").save_pretrained(tmp_path / "bundle"))
+    assert bundle.tokenizer.__class__.__name__.startswith("Bert")  # the encoder's tokenizer, not the run's seq2seq one
+    records = run.split_records("test")
+    scores = bundle.score([r["rationale"] for r in records], [r["label"] for r in records], records).scores
+    np.testing.assert_allclose(scores, [row["rora/gold"] for row in rows], rtol=0, atol=1e-5)
+
+
+def test_classifier_variant_settings_are_checked():
+    from larev_hf.pipeline import RunConfig
+
+    with pytest.raises(ValueError, match="applies to RoRA; add rora to --method 'rev'"):
+        RunConfig(method="rev", rora_classifier="minilm")
+    with pytest.raises(ValueError, match="trains its encoder in full"):
+        RunConfig(method="rora", rora_classifier="minilm", lora=True)
+    assert RunConfig(method="all", rora_classifier="minilm", learning_rate=1e-3).classifier_train_settings().learning_rate == 3e-5

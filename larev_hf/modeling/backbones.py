@@ -17,7 +17,9 @@ from typing import Any
 
 import torch
 from transformers import (
+    AutoConfig,
     AutoModelForSeq2SeqLM,
+    AutoModelForSequenceClassification,
     AutoTokenizer,
     BartConfig,
     BartForConditionalGeneration,
@@ -174,7 +176,8 @@ def load_evaluator(
 
     One code path serves both: a directory saved with ``save_pretrained`` and a Hub id go through
     ``AutoModelForSeq2SeqLM.from_pretrained``/``AutoTokenizer.from_pretrained``. A LoRA adapter
-    directory is loaded onto its base and merged (:mod:`larev_hf.modeling.lora`).
+    directory is loaded onto its base and merged (:mod:`larev_hf.modeling.lora`). A saved sequence
+    classifier (RoRA's classifier variant, :mod:`larev_hf.rora.classifier`) loads as one.
     """
     name_or_path = str(name_or_path)
     if Path(name_or_path).is_dir() and not (Path(name_or_path) / "config.json").is_file() and not is_adapter_dir(name_or_path):
@@ -184,11 +187,19 @@ def load_evaluator(
     kwargs = {"dtype": dtype} if dtype is not None else {}
     if is_adapter_dir(name_or_path):  # a LoRA-trained evaluator: base + adapter, merged for scoring
         model = load_adapter_model(name_or_path, merge=True, **kwargs)
+    elif is_sequence_classifier(name_or_path):
+        model = AutoModelForSequenceClassification.from_pretrained(name_or_path, **kwargs)
     else:
         model = AutoModelForSeq2SeqLM.from_pretrained(name_or_path, **kwargs)
     tokenizer = AutoTokenizer.from_pretrained(name_or_path)
     model.to(resolve_device(device)).eval()
     return model, tokenizer
+
+
+def is_sequence_classifier(name_or_path: str | os.PathLike) -> bool:
+    """Whether the checkpoint's ``config.json`` names a ``…ForSequenceClassification`` architecture."""
+    architectures = AutoConfig.from_pretrained(str(name_or_path)).architectures or []
+    return any(name.endswith("ForSequenceClassification") for name in architectures)
 
 
 def resolve_device(device: str | torch.device | None = None) -> torch.device:

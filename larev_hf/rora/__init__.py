@@ -14,6 +14,7 @@ from larev_hf.rora.classifier import (
     RoRAClassifierScorer,
     build_classifier,
     classifier_dataset,
+    classifier_labels,
     shared_label_set,
     train_classifier,
 )
@@ -62,7 +63,7 @@ from larev_hf.rora.templates import (
 )
 
 __all__ = [
-    "MINILM", "ClassifierIRMLoss", "RoRAClassifierScorer", "build_classifier", "classifier_dataset", "shared_label_set",
+    "MINILM", "ClassifierIRMLoss", "RoRAClassifierScorer", "build_classifier", "classifier_dataset", "classifier_labels", "shared_label_set",
     "train_classifier",
     "DetectorSettings", "FastTextClassifier", "LeakageDetector", "MaskedRationale", "NGramVocab", "extract_ngrams",
     "load_masked", "merge_spans", "save_masked", "sentinel", "CandidateCollator", "LabelSetIRMLoss", "RoRAScorer",

@@ -20,6 +20,7 @@ import datasets
 import numpy as np
 import torch
 from torch import nn
+from tqdm.auto import tqdm
 from transformers import (
     AutoModelForSequenceClassification,
     AutoTokenizer,
@@ -52,11 +53,25 @@ def shared_label_set(records: Sequence[Mapping[str, Any]]) -> list[str]:
     return labels
 
 
-def build_classifier(encoder: str, num_labels: int, seed: int = 0) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """A pretrained encoder with a fresh classification head (``encoder="minilm"``: the offline MiniLM-L6)."""
+def build_classifier(
+    encoder: str, labels: int | Sequence[str], seed: int = 0
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """A pretrained encoder with a fresh classification head (``encoder="minilm"``: the offline MiniLM-L6).
+
+    ``labels`` is the label set (kept in the config's ``id2label``, so a saved classifier knows its labels) or,
+    for an unnamed head, its size.
+    """
     path = minilm_tokenizer_path() if encoder == MINILM else encoder
+    names = [f"LABEL_{i}" for i in range(labels)] if isinstance(labels, int) else list(labels)
     set_seed(seed)
-    return AutoModelForSequenceClassification.from_pretrained(path, num_labels=num_labels), AutoTokenizer.from_pretrained(path)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        path, num_labels=len(names), id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)})
+    return model, AutoTokenizer.from_pretrained(path)
+
+
+def classifier_labels(model: PreTrainedModel) -> list[str]:
+    """The label set a classifier from :func:`build_classifier` was trained on, in head order."""
+    return [model.config.id2label[i] for i in range(model.config.num_labels)]
 
 
 def classifier_dataset(
@@ -122,33 +137,56 @@ def train_classifier(
 
 
 class RoRAClassifierScorer:
-    """RoRA(r) = log p_Φ(y | x, r) − log p_Θ(y | x, ∅) with classifier evaluators over ``labels``."""
+    """RoRA(r) = log p_Φ(y | x, r) − log p_Θ(y | x, ∅) with classifier evaluators over ``labels``
+    (default: Φ's own label set, :func:`classifier_labels`)."""
 
     def __init__(self, theta: PreTrainedModel, phi: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
-                 labels: Sequence[str], batch_size: int = 64) -> None:
-        self.theta, self.phi, self.tokenizer, self.labels, self.batch_size = theta, phi, tokenizer, list(labels), batch_size
+                 labels: Sequence[str] | None = None, batch_size: int = 64) -> None:
+        self.theta, self.phi, self.tokenizer, self.batch_size = theta, phi, tokenizer, batch_size
+        self.labels = classifier_labels(phi) if labels is None else list(labels)
 
     @torch.inference_mode()
-    def log_probs(self, model: PreTrainedModel, texts: Sequence[str], labels: Sequence[str]) -> np.ndarray:
-        """log softmax(model(text))[label] per example."""
-        index = {label: i for i, label in enumerate(self.labels)}
+    def label_log_probs(self, model: PreTrainedModel, texts: Sequence[str], progress: bool = False) -> np.ndarray:
+        """log softmax(model(text)) over the label set, ``[len(texts), K]``."""
         device = next(model.parameters()).device
         was_training = model.training
         model.eval()
         out = []
-        for start in range(0, len(texts), self.batch_size):
+        for start in tqdm(range(0, len(texts), self.batch_size), desc="classifier", disable=not progress, leave=False):
             enc = self.tokenizer(list(texts[start : start + self.batch_size]), truncation=True, padding=True,
                                  return_tensors="pt").to(device)
-            log_p = torch.log_softmax(model(**enc).logits.float(), -1)
-            gold = torch.tensor([index[y] for y in labels[start : start + self.batch_size]], device=device)
-            out.append(log_p.gather(1, gold[:, None]).squeeze(1).double().cpu().numpy())
+            out.append(torch.log_softmax(model(**enc).logits.float(), -1).double().cpu().numpy())
         model.train(was_training)
-        return np.concatenate(out) if out else np.zeros(0)
+        return np.concatenate(out) if out else np.zeros((0, len(self.labels)))
 
-    def score_records(self, records: Sequence[Mapping[str, Any]], rationales: Sequence[str] | None = None) -> CVIScores:
-        """Pointwise scores of ``rationales`` (default: each record's ``rationale``)."""
+    def log_probs(self, model: PreTrainedModel, texts: Sequence[str], labels: Sequence[str], progress: bool = False) -> np.ndarray:
+        """log softmax(model(text))[label] per example."""
+        index = {label: i for i, label in enumerate(self.labels)}
+        for position, label in enumerate(labels):
+            if label not in index:
+                raise DataError(f"labels[{position}]: {label!r} is not in the classifier's label set {self.labels}")
+        gold = np.array([index[y] for y in labels], dtype=int)
+        return self.label_log_probs(model, texts, progress)[np.arange(len(gold)), gold]
+
+    def predict(self, model: PreTrainedModel, texts: Sequence[str]) -> list[str]:
+        """The most probable label for each text (for evaluator accuracies)."""
+        return [self.labels[i] for i in self.label_log_probs(model, texts).argmax(-1)]
+
+    def theta_log_probs(self, records: Sequence[Mapping[str, Any]], progress: bool = False) -> np.ndarray:
+        """log p_Θ(y | x, ∅) per record (shared by every rationale variant)."""
+        return self.log_probs(self.theta, [baseline_input(r) for r in records], [r["label"] for r in records], progress)
+
+    def score_records(
+        self,
+        records: Sequence[Mapping[str, Any]],
+        rationales: Sequence[str] | None = None,
+        theta_log_probs: np.ndarray | None = None,
+        progress: bool = False,
+    ) -> CVIScores:
+        """Pointwise scores of ``rationales`` (default: each record's ``rationale``); the same interface as
+        :class:`~larev_hf.rora.RoRAScorer`."""
         rationales = [r["rationale"] for r in records] if rationales is None else list(rationales)
-        labels = [r["label"] for r in records]
-        base = self.log_probs(self.theta, [baseline_input(r) for r in records], labels)
-        with_r = self.log_probs(self.phi, [evaluator_input(r, t) for r, t in zip(records, rationales, strict=True)], labels)
+        base = self.theta_log_probs(records, progress) if theta_log_probs is None else np.asarray(theta_log_probs)
+        texts = [evaluator_input(r, t) for r, t in zip(records, rationales, strict=True)]
+        with_r = self.log_probs(self.phi, texts, [r["label"] for r in records], progress)
         return CVIScores(scores=with_r - base, log_p_with_rationale=with_r, log_p_baseline=base)
