@@ -30,6 +30,11 @@ def test_only_adapters_train_and_decoder_only_leaves_the_encoder_alone(tiny_mode
     trainable = [name for name, p in peft_model.named_parameters() if p.requires_grad]
     assert trainable and all("lora_" in name for name in trainable)
     assert not any("encoder" in name.split(".") for name in trainable)  # cross-attention (encoder_attn) is decoder-side
+    # a preset's input embeddings trained alongside: only the decoder's copy, so the probe's encoder stays Φ's
+    peft_model = apply_lora(copy.deepcopy(tiny_model), LoraSettings(r=4, modules_to_save=["embed_tokens"]), decoder_only=True)
+    trainable = [name for name, p in peft_model.named_parameters() if p.requires_grad]
+    assert any("embed_tokens.modules_to_save" in name for name in trainable)
+    assert not any("encoder" in name.split(".") for name in trainable)
     with pytest.raises(ValueError, match="no linear layer"):
         lora_target_modules(tiny_model, ["no_such_module"])
     with pytest.raises(ValueError, match="rank"):

@@ -78,14 +78,18 @@ def lora_target_modules(model: nn.Module, suffixes: list[str] | None = None, dec
 
 
 def apply_lora(model: PreTrainedModel, settings: LoraSettings, decoder_only: bool = False):
-    """Wrap ``model`` in a PEFT LoRA model; only the adapters (and ``modules_to_save``) train."""
+    """Wrap ``model`` in a PEFT LoRA model; only the adapters (and ``modules_to_save``) train. With
+    ``decoder_only`` (the probe) both the adapters and the fully trained modules are decoder-side."""
     from peft import LoraConfig, TaskType, get_peft_model
 
     check_modules_to_save(model, settings.modules_to_save)
+    modules_to_save = settings.modules_to_save
+    if decoder_only and modules_to_save:  # PEFT matches name suffixes: "decoder.embed_tokens" spares the encoder's
+        modules_to_save = [f"decoder.{name}" for name in modules_to_save]
     config = LoraConfig(
         task_type=TaskType.SEQ_2_SEQ_LM, r=settings.r, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
         target_modules=lora_target_modules(model, settings.target_modules, decoder_only),
-        modules_to_save=settings.modules_to_save,
+        modules_to_save=modules_to_save,
     )
     return get_peft_model(model, config)
 
