@@ -1,4 +1,4 @@
-"""RoRA, REV, LAREV, LAS and RQ on StrategyQA in RoRA's table 2 layout, and RoRA's leakage detector on real rationales.
+"""RoRA, REV, LAREV, LAS and RQ in RoRA's table 2 layout (StrategyQA, e-SNLI), and RoRA's leakage detector on real rationales.
 
 (a) Detector (``--detector-only`` runs just this part, ~1 min on one CPU thread): RoRA's fastText-style
     detector with its default settings on the StrategyQA training rationales, (1) as released (facts) and
@@ -14,6 +14,10 @@
         --results benchmarks/results/rora_strategyqa.json
     python benchmarks/bench_rora.py --detector-only --data-dir ../shared/data/strategyqa \\
         --results benchmarks/results/rora_detector_strategyqa.json
+    python benchmarks/bench_rora.py --dataset esnli --data-dir ../shared/data/esnli --max-train-examples 2000 \\
+        --max-eval-examples 1000 --output-dir runs/esnli-all --results benchmarks/results/rora_esnli.json
+    python benchmarks/bench_rora.py --method rora --rora-classifier minilm --data-dir ../shared/data/strategyqa \\
+        --output-dir runs/strategyqa-rora-minilm --results benchmarks/results/rora_minilm_strategyqa.json
 
 A rerun resumes the run directory. Torch threads are fixed (``--threads``) and recorded with the load average.
 """
@@ -76,7 +80,9 @@ def detector_statistics(records: list[dict[str, Any]], settings: DetectorSetting
             start_of_label = record["rationale"].rindex(f" {record['label']}.") + 1
             covered.append(any(s <= start_of_label < e for s, e in rationale.spans))
         stats["label_word_masked_share"] = float(np.mean(covered))
-        stats["label_ngram_scores"] = {key: detector.score(key) for key in ("yes", "is yes", "yes .", "no", "is no", "no .")}
+        labels = sorted({r["label"] for r in records})
+        stats["label_ngram_scores"] = {key: detector.score(key) for label in labels
+                                       for key in (label, f"is {label}", f"{label} .")}
     return stats
 
 
@@ -88,34 +94,44 @@ def run_summary(run_dir: Path) -> dict[str, Any]:
         | ({"groups": entry["groups"]} if "groups" in entry else {}) | {"unit": entry.get("unit", "nats")}
         for name, entry in report["methods"].items()
     }
-    rora = {name: read_json(run_dir / "rora" / f"{name}_summary.json") for name in ("masked", "counterfactuals")}
-    detector = read_json(run_dir / "rora" / "detector_summary.json")
-    rora["detector"] = {"train_accuracy": detector["train_accuracy"], "top_ngrams": detector["top_ngrams"][:15]}
+    rora = None
+    if (run_dir / "rora").is_dir():
+        rora = {name: read_json(run_dir / "rora" / f"{name}_summary.json") for name in ("masked", "counterfactuals")}
+        detector = read_json(run_dir / "rora" / "detector_summary.json")
+        rora["detector"] = {"train_accuracy": detector["train_accuracy"], "top_ngrams": detector["top_ngrams"][:15]}
     return {"n_examples": report["n_examples"], "methods": methods, "accuracy": report["accuracy"],
             "rora": rora, "timings": report["timings"], "settings": report["settings"]}
 
 
-def format_table(methods: dict[str, Any]) -> str:
+def format_table(methods: dict[str, Any], paper_table: dict[str, dict[str, float | None]] | None = None) -> str:
+    """Absolute scores per variant (with the paper's beside them when given) and the SUM of separations."""
     def cell(value: float | None) -> str:
         return "   n/a" if value is None else f"{value:+.3f}"
 
-    lines = [f"{'':8s}" + "".join(f"{v:>22s}" for v in VARIANTS)]
+    width = 22 if paper_table else 10
+    lines = [f"{'':8s}" + "".join(f"{v:>{width}s}" for v in (*VARIANTS, "SUM"))]
     for name, entry in methods.items():
-        paper = PAPER_TABLE_2.get(name, {})
-        cells = [f"{cell(entry['absolute'][v])} (paper {cell(paper.get(v)) if paper else '   -  '})" for v in VARIANTS]
-        lines.append(f"{name.upper():8s}" + "".join(f"{c:>22s}" for c in cells))
+        paper = (paper_table or {}).get(name, {})
+        cells = [cell(entry["absolute"][v]) + (f" (paper {cell(paper.get(v)) if paper else '   -  '})" if paper_table else "")
+                 for v in VARIANTS]
+        cells.append(cell(entry["separations"]["sum"]))
+        lines.append(f"{name.upper():8s}" + "".join(f"{c:>{width}s}" for c in cells))
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", required=True, help="the StrategyQA folder of ../shared/data")
+    parser.add_argument("--dataset", default="strategyqa", help="a dataset kind of `larev-hf run` (strategyqa, esnli, ...)")
+    parser.add_argument("--data-dir", required=True, help="the dataset's folder of ../shared/data")
+    parser.add_argument("--method", default="all", help="the run's --method (a comma-separated list or all)")
+    parser.add_argument("--rora-classifier", default=None, help="RoRA's classifier variant on this encoder (e.g. minilm)")
     parser.add_argument("--output-dir", default="runs/strategyqa-all", help="run directory (resumed if it exists)")
     parser.add_argument("--results", default="benchmarks/results/rora_strategyqa.json")
     parser.add_argument("--detector-only", action="store_true", help="only part (a)")
     parser.add_argument("--backbone", default="t5-tiny")
     parser.add_argument("--num-train-epochs", type=float, default=None)
     parser.add_argument("--max-train-examples", type=int, default=None)
+    parser.add_argument("--max-eval-examples", type=int, default=None)
     parser.add_argument("--rora-threshold", type=float, default=0.001)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
@@ -126,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         "environment": {"python": platform.python_version(), "torch": torch.__version__, "threads": args.threads,
                         "load_average": os.getloadavg(), "machine": platform.machine()},
     }
-    train = load_examples("strategyqa", args.data_dir, "train", max_examples=args.max_train_examples).to_list()
+    train = load_examples(args.dataset, args.data_dir, "train", max_examples=args.max_train_examples).to_list()
     settings = DetectorSettings(threshold=args.rora_threshold, seed=args.seed)
     results["detector"] = {"gold": detector_statistics(train, settings, leaky=False),
                            "gold_with_label_sentence": detector_statistics(train, settings, leaky=True)}
@@ -138,14 +154,16 @@ def main(argv: list[str] | None = None) -> int:
               + (f", label word masked in {100 * stats['label_word_masked_share']:.1f}%" if "label_word_masked_share" in stats
                  else ""))
     if not args.detector_only:
-        config = RunConfig(method="all", dataset="strategyqa", data_dir=args.data_dir, backbone=args.backbone,
+        config = RunConfig(method=args.method, dataset=args.dataset, data_dir=args.data_dir, backbone=args.backbone,
                            num_train_epochs=args.num_train_epochs, max_train_examples=args.max_train_examples,
-                           seed=args.seed, rora_threshold=args.rora_threshold)
+                           max_eval_examples=args.max_eval_examples, seed=args.seed, rora_threshold=args.rora_threshold,
+                           rora_classifier=args.rora_classifier)
+        paper_table = PAPER_TABLE_2 if args.dataset == "strategyqa" else None
         start = time.perf_counter()
         Run(config, args.output_dir).execute()
         results["pipeline"] = {**run_summary(Path(args.output_dir)), "wall_seconds": time.perf_counter() - start,
-                               "paper_table_2": PAPER_TABLE_2}
-        print(format_table(results["pipeline"]["methods"]))
+                               "paper_table_2": paper_table}
+        print(format_table(results["pipeline"]["methods"], paper_table))
         print(json.dumps(results["pipeline"]["accuracy"], indent=1))
     write_json(args.results, results)
     print(f"results: {args.results}")

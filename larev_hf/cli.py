@@ -66,7 +66,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     lora.add_argument("--lora-target-modules", type=_comma_list, default=None,
                       help="comma-separated module-name suffixes, e.g. 'q,v' (default: every linear layer but the output)")
     lora.add_argument("--lora-modules-to-save", type=_comma_list, default=None,
-                      help="modules trained in full alongside the adapters, e.g. 'embed_tokens' (a preset's input embeddings)")
+                      help="modules trained in full alongside the adapters (default: 'embed_tokens' for presets, whose "
+                           "embeddings are random; none for checkpoints; '' for none)")
     rora = parser.add_argument_group("RoRA (Jiang et al., 2024)")
     rora.add_argument("--rora-threshold", type=float, default=0.001,
                       help="global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2)")

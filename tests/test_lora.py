@@ -72,15 +72,16 @@ def test_lora_model_round_trips_through_its_directory(tiny_model, tiny_tokenizer
     assert after.mean() > untrained.mean() + 0.5  # the adapters learned the task
 
 
-def test_lora_probe_keeps_phi_encoder_frozen(tiny_model, tiny_tokenizer, tmp_path):
-    settings = _settings(lora=LoraSettings(r=4))
+@pytest.mark.parametrize("modules_to_save", [None, ["embed_tokens"]])
+def test_lora_probe_keeps_phi_encoder_frozen(tiny_model, tiny_tokenizer, tmp_path, modules_to_save):
+    settings = _settings(lora=LoraSettings(r=4, modules_to_save=modules_to_save))
     train_seq2seq(tiny_model, tiny_tokenizer, SOURCES, TARGETS, tmp_path / "phi", settings)
     phi, _ = load_evaluator(tmp_path / "phi", device="cpu")
     phi_state = {k: v.clone() for k, v in phi.state_dict().items()}
     train_probe(phi, tiny_tokenizer, SOURCES, TARGETS, tmp_path / "probe", settings)
     probe, _ = load_evaluator(tmp_path / "probe", device="cpu")
     probe_state = probe.state_dict()
-    encoder_keys = [k for k in phi_state if "encoder" in k.split(".") and "embed" not in k]
+    encoder_keys = [k for k in phi_state if "encoder" in k.split(".")]  # its input embeddings included
     decoder_keys = [k for k in phi_state if "decoder" in k.split(".") and k.endswith(".weight") and "norm" not in k
                     and "embed" not in k]
     assert encoder_keys and all(torch.equal(probe_state[k], phi_state[k]) for k in encoder_keys)
@@ -95,6 +96,11 @@ def test_lora_run_trains_adapters_for_every_model_and_reports(tmp_path):
         assert (tmp_path / "models" / name / "adapter_config.json").is_file(), name
         assert read_json(tmp_path / "models" / name / "adapter_config.json")["r"] == 4
     assert set(report["methods"]) == {"larev"} and report["settings"]["lora"] is True
+    # a preset's random input embeddings train alongside by default; the probe's only on the decoder side
+    assert read_json(tmp_path / "models" / "phi_la" / "adapter_config.json")["modules_to_save"] == ["embed_tokens"]
+    assert read_json(tmp_path / "models" / "probe" / "adapter_config.json")["modules_to_save"] == ["decoder.embed_tokens"]
+    assert RunConfig(lora=True, lora_modules_to_save=[]).lora_settings().modules_to_save is None
+    assert RunConfig(lora=True, backbone="t5-large").lora_settings().modules_to_save is None
     with pytest.raises(ValueError, match="lora"):  # LoRA changes every trained model: no silent resume without it
         Run(RunConfig(**{**config.__dict__, "lora": False}), tmp_path, progress=False).execute()
 
