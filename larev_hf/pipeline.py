@@ -216,7 +216,7 @@ class Run:
         start = time.perf_counter()
         function()
         self.timings[stage] = time.perf_counter() - start
-        write_json(self.path("stages", f"{stage}.done"), {"seconds": self.timings[stage]})
+        write_json(self.path("stages", f"{stage}.done"), {"seconds": self.timings[stage], **compute_environment()})
 
     def check_config(self) -> None:
         """Refuse to resume a run directory made with different settings (results would mix)."""
@@ -652,9 +652,11 @@ class Run:
         self.write_report(summary, "test", len(self.split_records("test")), self.dir)
 
     def write_report(self, summary: dict, split: str, n_examples: int, output_dir: Path) -> dict:
-        timings = {}
+        timings, environments = {}, {}
         for marker in sorted(self.path("stages").glob("*.done")):
-            timings[marker.stem] = read_json(marker)["seconds"]
+            content = read_json(marker)
+            timings[marker.stem] = content["seconds"]
+            environments[marker.stem] = {key: value for key, value in content.items() if key != "seconds"}
         report = {
             "dataset": self.config.dataset,
             "split": split,
@@ -662,6 +664,8 @@ class Run:
             **summary,
             "settings": asdict(self.config),
             "timings": timings,
+            # trained weights are bitwise reproducible only with the same versions, device and thread count
+            "stage_environments": environments,
         }
         write_report(report, output_dir)
         return report
@@ -739,6 +743,16 @@ class Run:
         if not config_path.is_file():
             raise FileNotFoundError(f"{run_dir}: no run_config.json; expected a directory made by `larev-hf run`")
         return cls(RunConfig.from_dict(read_json(config_path)), run_dir, progress)
+
+
+def compute_environment() -> dict[str, Any]:
+    """What a stage's floating-point results depend on beyond seed and data: library versions, device and torch's
+    CPU thread count (a different count changes summation order, hence trained weights)."""
+    import torch
+    import transformers
+
+    return {"torch": torch.__version__, "transformers": transformers.__version__, "torch_threads": torch.get_num_threads(),
+            "cuda_device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
 
 
 def baseline_builder_from_spec(spec: str, seed: int = 0):

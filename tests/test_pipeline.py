@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from larev_hf.cli import main
 from larev_hf.io import read_json, read_jsonl
@@ -52,6 +53,10 @@ def test_report_has_the_documented_schema_and_files(larev_run):
         assert set(entry["separations"]) == set(entry["ci95"]) == REPORT_KEYS["separations"]
         assert all(value is None or -1 <= value <= 1 for value in entry["absolute"].values())
     assert set(report["methods"]["las"]["groups"]) == REPORT_KEYS["absolute"]
+    # weights are reproducible only at the same thread count (and versions, device): every stage records them
+    assert set(report["stage_environments"]) == set(report["timings"])
+    assert report["stage_environments"]["phi_la"]["torch_threads"] == torch.get_num_threads()
+    assert report["stage_environments"]["phi_base"]["torch"] == torch.__version__
     assert (larev_run / "separations.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     markdown = (larev_run / "report.md").read_text()
     assert "| LAREV |" in markdown and "Gold − Leaky" in markdown
