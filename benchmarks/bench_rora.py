@@ -108,7 +108,7 @@ def format_table(methods: dict[str, Any], paper_table: dict[str, dict[str, float
     def cell(value: float | None) -> str:
         return "   n/a" if value is None else f"{value:+.3f}"
 
-    width = 22 if paper_table else 10
+    width = 22 if paper_table else 12
     lines = [f"{'':8s}" + "".join(f"{v:>{width}s}" for v in (*VARIANTS, "SUM"))]
     for name, entry in methods.items():
         paper = (paper_table or {}).get(name, {})
