@@ -62,7 +62,7 @@ ABLATIONS = {
     "phi_la_env_only": {"lambda_irm": 0.0, "lambda_probe": 0.0},
 }
 #: Modules a preset trains in full under ``--lora``: its random input embeddings. Measured on e-SNLI 2k/1k
-#: (benchmarks/bench_lora.py): adapters alone reached 50% of the full fine-tune's SUM, with embed_tokens 84%.
+#: (benchmarks/bench_lora.py): adapters alone reached about half the full fine-tune's SUM, with embed_tokens 94-108%.
 PRESET_LORA_MODULES_TO_SAVE = ["embed_tokens"]
 #: Where a run with ``rora_classifier`` keeps the classifier encoder's tokenizer (Θ and Φ share it).
 CLASSIFIER_TOKENIZER = "classifier_tokenizer"
