@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num-train-epochs", type=float, default=None)
     parser.add_argument("--max-train-examples", type=int, default=None)
     parser.add_argument("--max-eval-examples", type=int, default=None)
-    parser.add_argument("--rora-threshold", type=float, default=0.001)
+    parser.add_argument("--rora-threshold", type=lambda text: text if text == "auto" else float(text), default=0.001,
+                        help="a number or 'auto' (RoRA appendix C.2's tuning rule)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)

@@ -69,14 +69,25 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                       help="modules trained in full alongside the adapters (default: 'embed_tokens' for presets, whose "
                            "embeddings are random; none for checkpoints; '' for none)")
     rora = parser.add_argument_group("RoRA (Jiang et al., 2024)")
-    rora.add_argument("--rora-threshold", type=float, default=0.001,
-                      help="global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2)")
+    rora.add_argument("--rora-threshold", type=_threshold, default=0.001,
+                      help="global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2); "
+                           "'auto': RoRA's tuning rule (appendix C.2), the largest value at which most training "
+                           "rationales get more than the top 2 masked")
     rora.add_argument("--rora-lambda-irm", type=float, default=None,
                       help="IRMv1 weight of RoRA's Φ (eq. 7; default 1 for presets, 10 for pretrained checkpoints)")
     rora.add_argument("--rora-classifier", default=None, metavar="ENCODER",
                       help="RoRA's classifier variant (§4.1): Φ and Θ are this pretrained encoder with a classification "
                            "head ('minilm' = the offline MiniLM-L6, or a checkpoint such as microsoft/deberta-v3-large); "
                            "default: seq2seq evaluators on --backbone")
+
+
+def _threshold(text: str) -> float | str:
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
 
 
 def _comma_list(text: str) -> list[str]:

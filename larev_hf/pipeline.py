@@ -116,7 +116,7 @@ class RunConfig:
     lora_target_modules: list[str] | None = None
     lora_modules_to_save: list[str] | None = None
     select_on_validation: bool = False
-    rora_threshold: float = 0.001
+    rora_threshold: float | str = 0.001
     rora_lambda_irm: float | None = None
     rora_classifier: str | None = None
     loader_options: dict[str, Any] = field(default_factory=dict)

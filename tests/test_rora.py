@@ -80,6 +80,26 @@ def test_otherwise_the_top_two_ngrams_are_masked_whatever_their_score():
     assert low.masked == "A b c <extra_id_0> e f g" and low.originals == ["x d"]
 
 
+def test_auto_threshold_is_the_largest_at_which_most_rationales_get_more_than_the_top_k():
+    """RoRA appendix C.2: tune the threshold so that the majority of the training rationales get more masked
+    than the top-k. Hand attributions: the 9th-highest n-gram score of each rationale decides."""
+    ngrams = ["b", "c", "d", "e", "f", "g", "b c", "d e", "e f"]  # the 9 n-grams of "b c d e f g" beyond the top 8
+    detector = hand_detector({key: 0.1 * (i + 1) for i, key in enumerate(ngrams)})
+    text = "A b c x d e f g"
+    ninth = sorted(detector.score(gram.key) or 0.0 for gram in detector.vocab.encode(text)[1])[-9]
+    rationales = [text, text, "A b", "c x"]  # two of four have more than 8 n-grams
+    threshold = detector.calibrate_threshold(rationales, min_share=0.5)
+    assert threshold < ninth and threshold == pytest.approx(ninth)
+    detector.settings = DetectorSettings(threshold=threshold)
+    assert [len(detector.select(r)) > 8 for r in rationales] == [True, True, False, False]
+    detector.settings = DetectorSettings(threshold=ninth)  # a hair higher: the 9th n-gram no longer counts
+    assert not any(len(detector.select(r)) > 8 for r in rationales)
+    with pytest.raises(ValueError, match="fewer than 75% of the rationales"):
+        detector.calibrate_threshold(rationales, min_share=0.75)
+    with pytest.raises(ValueError, match="a number or 'auto'"):
+        DetectorSettings(threshold="tuned")
+
+
 def test_detector_finds_the_label_word_in_the_answer_is_x_rationales(data_dir):
     records = load_examples("strategyqa", data_dir / "strategyqa", "train", max_examples=600).to_list()
     for record in records:
@@ -93,6 +113,10 @@ def test_detector_finds_the_label_word_in_the_answer_is_x_rationales(data_dir):
         assert max(detector.score(key) for key in (label, f"is {label}", f"{label} .")) > np.quantile(attributions, 0.85)
     for key in ("the answer", "answer is"):
         assert detector.score(key) < np.median(attributions)
+    # threshold "auto": the fitted settings carry the tuned number, and most rationales get more than the top-k
+    tuned = LeakageDetector.fit(records, DetectorSettings(threshold="auto"))
+    assert tuned.settings.threshold == tuned.history["calibrated_threshold"] > 0
+    assert np.mean([len(tuned.select(r["rationale"])) > tuned.settings.max_ngrams for r in records]) >= 0.5
     covered = 0
     for record in records:
         label_start = record["rationale"].rindex(f" {record['label']}.") + 1

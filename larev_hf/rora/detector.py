@@ -26,11 +26,12 @@ used an LSTM bi-encoder for ECQA instead; see ``docs/rora.md``).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,8 @@ SENTINEL = "<extra_id_{}>"
 #: T5 reserves 100 sentinels; a rationale may have at most this many masked spans.
 NUM_SENTINELS = 100
 ATTRIBUTION_MODES = ("ig", "ig_x_embedding")
+#: ``DetectorSettings(threshold=AUTO_THRESHOLD)``: tune the threshold on the training rationales (RoRA appendix C.2).
+AUTO_THRESHOLD = "auto"
 
 DETECTOR_CONFIG = "detector_config.json"
 DETECTOR_WEIGHTS = "detector.pt"
@@ -162,8 +165,12 @@ class DetectorSettings:
             path-averaged gradient ḡ times the embedding e (IG with a zero baseline); ``"ig_x_embedding"`` multiplies
             captum's IG attributions (already ḡ × e) by e once more, a literal reading of the released code that
             squares the embedding and so loses the sign of its direction (``docs/rora.md``).
-        threshold (`float`, *optional*, defaults to `0.001`): global attribution above which an n-gram leaks (the
-            authors' configs; the paper quotes 0.01 for RoRA and 0.005 for RoRA_DeBERTa, appendix C.2).
+        threshold (`float` or `"auto"`, *optional*, defaults to `0.001`): global attribution above which an n-gram
+            leaks (the authors' configs; the paper quotes 0.01 for RoRA and 0.005 for RoRA_DeBERTa, appendix C.2).
+            ``"auto"`` applies the paper's tuning rule (appendix C.2) to the training rationales: the largest
+            threshold at which at least ``auto_min_share`` of them get more than the top-k masked
+            (:meth:`LeakageDetector.calibrate_threshold`); the chosen value replaces ``"auto"`` in the fitted settings.
+        auto_min_share (`float`, *optional*, defaults to `0.5`): "at least the majority of the samples" for ``"auto"``.
         max_ngrams (`int`, *optional*, defaults to `8`): if *more* than this many n-grams of a rationale exceed
             the threshold, all of them are masked ...
         top_k (`int`, *optional*, defaults to `2`): ... otherwise its ``top_k`` highest-scoring n-grams are.
@@ -180,7 +187,8 @@ class DetectorSettings:
     ig_steps: int = 20
     ig_batch_size: int = 64
     attribution: str = "ig"
-    threshold: float = 0.001
+    threshold: float | str = 0.001
+    auto_min_share: float = 0.5
     max_ngrams: int = 8
     top_k: int = 2
     seed: int = 0
@@ -188,6 +196,10 @@ class DetectorSettings:
     def __post_init__(self) -> None:
         if self.attribution not in ATTRIBUTION_MODES:
             raise ValueError(f"attribution must be one of {ATTRIBUTION_MODES}, got {self.attribution!r}")
+        if isinstance(self.threshold, str) and self.threshold != AUTO_THRESHOLD:
+            raise ValueError(f"threshold must be a number or {AUTO_THRESHOLD!r}, got {self.threshold!r}")
+        if not 0.0 < self.auto_min_share <= 1.0:
+            raise ValueError(f"auto_min_share must be in (0, 1], got {self.auto_min_share}")
         if self.max_n < 1 or self.top_k < 1 or self.max_ngrams < 0:
             raise ValueError(f"max_n and top_k must be >= 1 and max_ngrams >= 0, got {self.max_n}, {self.top_k}, {self.max_ngrams}")
 
@@ -290,7 +302,32 @@ class LeakageDetector:
         model = FastTextClassifier(len(vocab), len(labels), settings.dim)
         history = _train(model, ids, choice_mask, gold, settings, progress)
         attributions = _global_attributions(model, ids, choice_mask, gold, len(vocab), settings, progress)
-        return cls(vocab, labels, model, attributions, settings, history)
+        detector = cls(vocab, labels, model, attributions, settings, history)
+        if settings.threshold == AUTO_THRESHOLD:
+            threshold = detector.calibrate_threshold(rationales, settings.auto_min_share)
+            detector.settings = replace(settings, threshold=threshold)
+            detector.history["calibrated_threshold"] = threshold
+        return detector
+
+    def calibrate_threshold(self, rationales: Sequence[str], min_share: float = 0.5) -> float:
+        """RoRA appendix C.2's tuning rule: the largest threshold at which at least ``min_share`` of ``rationales``
+        have more than ``max_ngrams`` n-grams above it (so they get all of those masked, not just the top-k).
+
+        A rationale passes at threshold t iff its (max_ngrams + 1)-th highest n-gram attribution exceeds t, so the
+        answer is just below the ⌈min_share · n⌉-th largest of those values.
+        """
+        rank = self.settings.max_ngrams + 1
+        values = []
+        for text in rationales:
+            _, grams = self.vocab.encode(text)
+            scores = sorted((self.attributions[self.vocab.id(gram.key)] for gram in grams), reverse=True)
+            values.append(scores[rank - 1] if len(scores) >= rank else -np.inf)
+        values.sort(reverse=True)
+        kth = values[max(math.ceil(min_share * len(values)), 1) - 1]
+        if not np.isfinite(kth):
+            raise ValueError(f"threshold 'auto': fewer than {min_share:.0%} of the rationales have more than "
+                             f"{self.settings.max_ngrams} n-grams; set a number instead")
+        return float(np.nextafter(kth, -np.inf))
 
     # ------------------------------------------------------------------ use
     def score(self, key: str) -> float | None:
