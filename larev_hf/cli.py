@@ -58,6 +58,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     larev.add_argument("--ig-top-k", type=int, default=1, help="words per leakage term")
     larev.add_argument("--no-stop-word-guard", dest="stop_word_guard", action="store_false", help="let IG pick stop words as t_leak")
     larev.add_argument("--ablations", action="store_true", help="also train Φ_LA with λ_IRM = 0, λ_probe = 0 and both 0 (table 5.6)")
+    parser.add_argument("--train-rationale", default="gold", choices=("gold", "gold_leaky", "vacuous", "leaky"),
+                        help="the rationale variant every evaluator trains on (RoRA §4's protocol trains on the type it "
+                             "scores: one run per variant); default: the dataset's own rationales")
     lora = parser.add_argument_group("LoRA (PEFT) for every trained model")
     lora.add_argument("--lora", action="store_true", help="train LoRA adapters instead of full fine-tuning")
     lora.add_argument("--lora-r", type=int, default=16, help="adapter rank")
@@ -109,7 +112,7 @@ def _config_from_args(args: argparse.Namespace):
         select_on_validation=args.select_on_validation, lora=args.lora, lora_r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
         lora_target_modules=args.lora_target_modules, lora_modules_to_save=args.lora_modules_to_save,
         rora_threshold=args.rora_threshold, rora_lambda_irm=args.rora_lambda_irm,
-        rora_classifier=args.rora_classifier,
+        rora_classifier=args.rora_classifier, train_rationale=args.train_rationale,
     )
 
 

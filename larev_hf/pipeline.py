@@ -119,6 +119,7 @@ class RunConfig:
     rora_threshold: float | str = 0.001
     rora_lambda_irm: float | None = None
     rora_classifier: str | None = None
+    train_rationale: str = "gold"
     loader_options: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -130,6 +131,8 @@ class RunConfig:
         if self.reduction not in ("sum", "mean"):
             raise ValueError(f"reduction must be 'sum' or 'mean', got {self.reduction!r}")
         get_input_format(self.input_format)
+        if self.train_rationale not in VARIANTS:
+            raise ValueError(f"train_rationale must be one of {VARIANTS}, got {self.train_rationale!r}")
         if self.rora_classifier and "rora" not in self.methods:
             raise ValueError(f"--rora-classifier {self.rora_classifier!r} applies to RoRA; add rora to --method {self.method!r}")
         if self.rora_classifier and self.lora:
@@ -241,7 +244,13 @@ class Run:
 
     # ----------------------------------------------------------------- data
     def split_records(self, split: str) -> list[dict[str, Any]]:
-        return [record for _, record in read_jsonl(self.path("data", f"{split}.jsonl"))]
+        """The records of ``split``; on the training split, ``rationale`` is the ``train_rationale`` variant
+        (every evaluator trains on ``record["rationale"]``)."""
+        records = [record for _, record in read_jsonl(self.path("data", f"{split}.jsonl"))]
+        if split == "train" and self.config.train_rationale != "gold":
+            for record in records:
+                record["rationale"] = record[f"rationale_{self.config.train_rationale}"]
+        return records
 
     def stage_data(self) -> None:
         """Load the splits, build baselines b everywhere and the rationale variants (thesis A.1 steps 1-3)."""

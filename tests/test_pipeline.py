@@ -215,3 +215,19 @@ def test_method_lists_are_validated_and_canonically_ordered():
     assert RunConfig(method="all").methods == ("rev", "larev", "rora", "las", "rq")
     with pytest.raises(ValueError, match="comma-separated list"):
         RunConfig(method="rev,bogus")
+
+
+def test_train_rationale_trains_every_evaluator_on_that_variant(tmp_path):
+    """RoRA §4's per-type protocol: a simulator trained on leaky rationales learns to read the restated label, so
+    RQ rewards the leaky rationale it penalises when trained on gold ones."""
+    reports = {variant: Run(RunConfig(method="rq", train_rationale=variant, **SMALL), tmp_path / variant,
+                            progress=False).execute()
+               for variant in ("gold", "leaky")}
+    rq = {variant: report["methods"]["rq"]["absolute"] for variant, report in reports.items()}
+    assert rq["leaky"]["leaky"] > rq["gold"]["leaky"] + 0.15  # measured: +0.31 against +0.04
+    run = Run.load(tmp_path / "leaky", progress=False)
+    train = run.split_records("train")
+    assert all(r["rationale"] == r["rationale_leaky"] != r["rationale_gold"] for r in train)
+    assert [r["rationale"] for r in run.split_records("test")] == [r["rationale_gold"] for r in run.split_records("test")]
+    with pytest.raises(ValueError, match="train_rationale must be one of"):
+        RunConfig(train_rationale="silver")
