@@ -125,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", required=True, help="the dataset's folder of ../shared/data")
     parser.add_argument("--method", default="all", help="the run's --method (a comma-separated list or all)")
     parser.add_argument("--rora-classifier", default=None, help="RoRA's classifier variant on this encoder (e.g. minilm)")
+    parser.add_argument("--train-rationale", default="gold", help="the variant every evaluator trains on (RoRA §4's protocol)")
     parser.add_argument("--output-dir", default="runs/strategyqa-all", help="run directory (resumed if it exists)")
     parser.add_argument("--results", default="benchmarks/results/rora_strategyqa.json")
     parser.add_argument("--detector-only", action="store_true", help="only part (a)")
@@ -158,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         config = RunConfig(method=args.method, dataset=args.dataset, data_dir=args.data_dir, backbone=args.backbone,
                            num_train_epochs=args.num_train_epochs, max_train_examples=args.max_train_examples,
                            max_eval_examples=args.max_eval_examples, seed=args.seed, rora_threshold=args.rora_threshold,
-                           rora_classifier=args.rora_classifier)
+                           rora_classifier=args.rora_classifier, train_rationale=args.train_rationale)
         paper_table = PAPER_TABLE_2 if args.dataset == "strategyqa" else None
         start = time.perf_counter()
         Run(config, args.output_dir).execute()
