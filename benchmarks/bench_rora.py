@@ -125,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", required=True, help="the dataset's folder of ../shared/data")
     parser.add_argument("--method", default="all", help="the run's --method (a comma-separated list or all)")
     parser.add_argument("--rora-classifier", default=None, help="RoRA's classifier variant on this encoder (e.g. minilm)")
+    parser.add_argument("--rora-top-k", type=int, default=2)
     parser.add_argument("--train-rationale", default="gold", help="the variant every evaluator trains on (RoRA §4's protocol)")
     parser.add_argument("--output-dir", default="runs/strategyqa-all", help="run directory (resumed if it exists)")
     parser.add_argument("--results", default="benchmarks/results/rora_strategyqa.json")
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                         "load_average": os.getloadavg(), "machine": platform.machine()},
     }
     train = load_examples(args.dataset, args.data_dir, "train", max_examples=args.max_train_examples).to_list()
-    settings = DetectorSettings(threshold=args.rora_threshold, seed=args.seed)
+    settings = DetectorSettings(threshold=args.rora_threshold, top_k=args.rora_top_k, seed=args.seed)
     results["detector"] = {"gold": detector_statistics(train, settings, leaky=False),
                            "gold_with_label_sentence": detector_statistics(train, settings, leaky=True)}
     for name, stats in results["detector"].items():
@@ -159,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         config = RunConfig(method=args.method, dataset=args.dataset, data_dir=args.data_dir, backbone=args.backbone,
                            num_train_epochs=args.num_train_epochs, max_train_examples=args.max_train_examples,
                            max_eval_examples=args.max_eval_examples, seed=args.seed, rora_threshold=args.rora_threshold,
+                           rora_top_k=args.rora_top_k,
                            rora_classifier=args.rora_classifier, train_rationale=args.train_rationale)
         paper_table = PAPER_TABLE_2 if args.dataset == "strategyqa" else None
         start = time.perf_counter()

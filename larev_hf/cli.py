@@ -76,6 +76,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                       help="global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2); "
                            "'auto': RoRA's tuning rule (appendix C.2), the largest value at which most training "
                            "rationales get more than the top 2 masked")
+    rora.add_argument("--rora-top-k", type=int, default=2,
+                      help="n-grams masked per rationale when no more than 8 exceed the threshold (RoRA's top-k fallback); "
+                           "3 covers 'yes', 'is yes' and 'yes .' so every label's mask has the same shape")
     rora.add_argument("--rora-lambda-irm", type=float, default=None,
                       help="IRMv1 weight of RoRA's Φ (eq. 7; default 1 for presets, 10 for pretrained checkpoints)")
     rora.add_argument("--rora-classifier", default=None, metavar="ENCODER",
@@ -111,7 +114,7 @@ def _config_from_args(args: argparse.Namespace):
         stop_word_guard=args.stop_word_guard, ablations=args.ablations, loader_options=_loader_options(args),
         select_on_validation=args.select_on_validation, lora=args.lora, lora_r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
         lora_target_modules=args.lora_target_modules, lora_modules_to_save=args.lora_modules_to_save,
-        rora_threshold=args.rora_threshold, rora_lambda_irm=args.rora_lambda_irm,
+        rora_threshold=args.rora_threshold, rora_top_k=args.rora_top_k, rora_lambda_irm=args.rora_lambda_irm,
         rora_classifier=args.rora_classifier, train_rationale=args.train_rationale,
     )
 

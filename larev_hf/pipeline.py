@@ -117,6 +117,7 @@ class RunConfig:
     lora_modules_to_save: list[str] | None = None
     select_on_validation: bool = False
     rora_threshold: float | str = 0.001
+    rora_top_k: int = 2
     rora_lambda_irm: float | None = None
     rora_classifier: str | None = None
     train_rationale: str = "gold"
@@ -395,7 +396,7 @@ class Run:
         from larev_hf.rora import DetectorSettings, RoRASettings
 
         cfg = self.config
-        return RoRASettings(detector=DetectorSettings(threshold=cfg.rora_threshold, seed=cfg.seed),
+        return RoRASettings(detector=DetectorSettings(threshold=cfg.rora_threshold, top_k=cfg.rora_top_k, seed=cfg.seed),
                             lambda_irm=cfg.rora_lambda_irm).resolved(cfg.rora_classifier or cfg.backbone)
 
     def stage_rora_detector(self) -> None:

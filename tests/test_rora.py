@@ -356,3 +356,7 @@ def test_classifier_variant_settings_are_checked():
     with pytest.raises(ValueError, match="trains its encoder in full"):
         RunConfig(method="rora", rora_classifier="minilm", lora=True)
     assert RunConfig(method="all", rora_classifier="minilm", learning_rate=1e-3).classifier_train_settings().learning_rate == 3e-5
+    from larev_hf.pipeline import Run
+
+    settings = Run(RunConfig(method="rora", rora_top_k=3, rora_threshold="auto"), "unused").rora_settings().detector
+    assert (settings.top_k, settings.threshold) == (3, "auto")
