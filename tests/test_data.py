@@ -393,6 +393,14 @@ def test_hf_baseline_builder_tiny_t5(tmp_path):
     assert builder.fallbacks == sum(b == t for b, t in zip(checked, template, strict=True)) > 0
     qa2d = HFBaselineBuilder(str(tmp_path), mode="qa2d", **kwargs)(examples)
     assert len(qa2d) == 3 and all(isinstance(text, str) and text for text in qa2d)
+    # A yes/no declarative states the answer by polarity ("X cannot fly."), not by the word: the label check
+    # must not send every StrategyQA example back to the template "<question>? yes.".
+    yesno = [{"id": f"y{i}", "task": "yesno", "question": f"Can a blorvex number {i} fly?", "label": label,
+              "choices": ["yes", "no"]} for i, label in enumerate(["yes", "no", "yes"])]
+    strict = HFBaselineBuilder(str(tmp_path), mode="qa2d", **{**kwargs, "require_label": True})
+    declaratives = strict(yesno)
+    assert strict.fallbacks == 0
+    assert all(text != TemplateBaselineBuilder(seed=1).build(e) for e, text in zip(yesno, declaratives, strict=True))
 
 
 # --------------------------------------------------------------------------- variants

@@ -212,7 +212,8 @@ class HFBaselineBuilder:
 
     One return per example is picked with an RNG seeded by ``(seed, id)``, among the returns that keep
     the label's verbalization verbatim (a baseline must state ``y``; ``require_label=False`` accepts
-    any return); if none qualifies, the template baseline is kept and counted in ``fallbacks``.
+    any return); if none qualifies, the template baseline is kept and counted in ``fallbacks``. In
+    ``qa2d`` mode a yes/no example accepts any return: its declarative states the answer by polarity.
 
     Since transformers 4.56 diverse (group) beam search lives in the Hub repo
     ``transformers-community/group-beam-search`` and runs only with ``trust_remote_code=True``;
@@ -315,8 +316,7 @@ class HFBaselineBuilder:
             inputs = [f"{examples[i]['question']} </s> {examples[i]['label']}" for i in todo]
         fallbacks = 0
         for i, candidates in zip(todo, self._generate(inputs), strict=True):
-            verbalization = label_verbalization(examples[i])
-            usable = [c for c in candidates if c and (not self.require_label or verbalization in c)]
+            usable = [c for c in candidates if c and self._states_label(examples[i], c)]
             if usable:
                 baselines[i] = random.Random(f"{self.seed}:{examples[i]['id']}").choice(usable)
             else:
@@ -325,6 +325,16 @@ class HFBaselineBuilder:
             logger.info("%d of %d baselines kept the template (no usable model return)", fallbacks, len(todo))
         self.fallbacks += fallbacks
         return baselines
+
+    def _states_label(self, example: Mapping[str, Any], text: str) -> bool:
+        """Whether a model return may serve as ``example``'s baseline under ``require_label``.
+
+        A QA→declarative rewrite of a yes/no question states the answer through polarity ("X can fly." /
+        "X cannot fly."), never as the word yes/no, so it is accepted as it is (REV/RoRA's QA2D baselines).
+        """
+        if not self.require_label or (self.mode == "qa2d" and example["task"] == "yesno"):
+            return True
+        return label_verbalization(example) in text
 
     def to_config(self) -> dict[str, Any]:
         return {"name": "hf", "model_name_or_path": self.model_name_or_path, "mode": self.mode, "seed": self.seed,
