@@ -226,6 +226,10 @@ def main(script_args: ScriptArguments, training_args: IRMProbeConfig) -> None:
         with open(os.path.join(training_args.output_dir, "train_losses.json"), "w", encoding="utf-8") as handle:
             json.dump(summary, handle, indent=2)
         logger.info("final train loss %.4f; saved to %s", summary["train_loss"], training_args.output_dir)
+    # Every process waits for the main one, then the process group is torn down in order: a rank that simply
+    # exits while the others still hold the group can abort in gloo's destructor ("terminate called ...").
+    trainer.accelerator.wait_for_everyone()
+    trainer.accelerator.end_training()
 
 
 if __name__ == "__main__":

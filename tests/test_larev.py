@@ -58,6 +58,21 @@ def test_irm_penalty_matches_a_finite_difference():
     assert float(irm_penalty(logits, labels, environments)[0]) == pytest.approx(total, rel=1e-3)
 
 
+def test_closed_form_penalty_backpropagates_like_the_double_backward_definition():
+    # IRMv1 as Arjovsky et al. write it: autograd.grad of each environment's risk w.r.t. a dummy scale, with
+    # create_graph. The closed form must give the model the same gradient, not just the same value.
+    logits, labels, environments = toy_batch(3)
+    logits = logits.double().requires_grad_(True)
+    scale = torch.ones((), dtype=torch.double, requires_grad=True)
+    nll = label_nll(logits * scale, labels)
+    reference = sum(torch.autograd.grad(nll[environments == e].mean(), scale, create_graph=True)[0].pow(2)
+                    for e in environments.unique())
+    (expected,) = torch.autograd.grad(reference, logits)
+    (actual,) = torch.autograd.grad(irm_penalty(logits, labels, environments)[0], logits)
+    assert torch.allclose(actual.double(), expected, rtol=1e-4, atol=1e-6)
+    assert expected.abs().sum() > 0
+
+
 def test_irm_penalty_is_zero_when_every_environment_is_fit_at_its_optimal_scale():
     # Uniform logits: scaling them changes nothing, so w = 1 is optimal in every environment.
     _, labels, environments = toy_batch()

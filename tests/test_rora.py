@@ -37,7 +37,7 @@ from larev_hf.rora import (
     train_classifier,
     train_plain_evaluator,
 )
-from larev_hf.training import TrainSettings
+from larev_hf.training import TrainSettings, label_nll
 from larev_hf.training.collator import EnvironmentCollator
 
 from .yesno_task import fact_and_leaky, yesno_records
@@ -177,6 +177,27 @@ def test_label_set_irm_penalty_matches_hand_computation():
     penalty, _ = label_set_irm_penalty(logits, candidates, valid, gold, environments)
     penalty.backward()
     assert logits.grad is not None and logits.grad.abs().sum() > 0
+
+
+def test_label_set_irm_penalty_matches_a_finite_difference():
+    # Independent of the closed form: difference quotients of each environment's normalised risk in the logit scale.
+    generator = torch.Generator().manual_seed(1)
+    rows, k, t, v = 4, 2, 2, 7
+    logits = torch.randn(rows * k, t, v, generator=generator, dtype=torch.double) * 2
+    candidates = torch.randint(0, v, (rows * k, t), generator=generator)
+    valid, gold = torch.ones(rows, k, dtype=torch.bool), torch.tensor([0, 1, 1, 0])
+    environments = torch.tensor([0, 1, 0, 1])
+
+    def risks_at(scale: float) -> dict[int, float]:
+        log_p = -label_nll(logits * scale, candidates).view(rows, k)
+        normalized = log_p.gather(1, gold[:, None]).squeeze(1) - torch.logsumexp(log_p, 1)
+        return {e: float(-normalized[environments == e].mean()) for e in (0, 1)}
+
+    eps = 1e-4
+    up, down = risks_at(1 + eps), risks_at(1 - eps)
+    expected = sum(((up[e] - down[e]) / (2 * eps)) ** 2 for e in (0, 1))
+    penalty, _ = label_set_irm_penalty(logits, candidates, valid, gold, environments)
+    assert float(penalty) == pytest.approx(expected, rel=1e-4) and expected > 0
 
 
 def test_label_set_loss_encodes_once_and_matches_the_penalty_on_repeated_inputs(tiny_model, tiny_tokenizer):

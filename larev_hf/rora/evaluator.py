@@ -40,7 +40,7 @@ from larev_hf.scores.cvi import ConditionalVScorer, CVIScores
 from larev_hf.training.collator import EnvironmentCollator
 from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.irm_trainer import IRMProbeTrainer
-from larev_hf.training.losses import IRMProbeLoss, LossParts, label_nll
+from larev_hf.training.losses import IRMProbeLoss, LossParts, label_nll_and_scale_gradient
 from larev_hf.training.seq2seq import (
     TrainSettings,
     checkpoint_dir_for,
@@ -137,19 +137,18 @@ def label_set_irm_penalty(
         p_w is computed from the logits scaled by w; and ``{e: mean_{i ∈ e} −log p(y_i)}`` (full-vocabulary NLL).
     """
     rows, n_candidates = valid.shape
-    with torch.enable_grad():  # the penalty is also computed in evaluation, under no_grad
-        scale = torch.ones((), device=logits.device, requires_grad=True)
-        log_p = -label_nll(logits * scale, candidates, token_reduction).view(rows, n_candidates)
-        gold_log_p = log_p.gather(1, gold.unsqueeze(1)).squeeze(1)
-        normalized = gold_log_p - torch.logsumexp(log_p.masked_fill(~valid, float("-inf")), dim=1)
-        risks: dict[int, torch.Tensor] = {}
-        penalty = logits.new_zeros((), dtype=torch.float32)
-        for env in torch.unique(environments).tolist():
-            in_env = environments == env
-            (gradient,) = torch.autograd.grad(-normalized[in_env].mean(), scale,
-                                              create_graph=logits.requires_grad, retain_graph=True)
-            penalty = penalty + gradient.pow(2)
-            risks[int(env)] = -gold_log_p[in_env].mean()
+    # d(−log p̃_w(y))/dw = g_y − Σ_k q_k g_k, with g_c = d(−log p_w(c))/dw in closed form and q = p̃ over the candidates.
+    nll, scale_gradient = label_nll_and_scale_gradient(logits, candidates, token_reduction)
+    log_p, scale_gradient = -nll.view(rows, n_candidates), scale_gradient.view(rows, n_candidates)
+    candidate_weights = torch.softmax(log_p.masked_fill(~valid, float("-inf")), dim=1)
+    row_gradient = scale_gradient.gather(1, gold.unsqueeze(1)).squeeze(1) - (candidate_weights * scale_gradient).sum(1)
+    gold_log_p = log_p.gather(1, gold.unsqueeze(1)).squeeze(1)
+    risks: dict[int, torch.Tensor] = {}
+    penalty = nll.new_zeros(())
+    for env in torch.unique(environments).tolist():
+        in_env = environments == env
+        penalty = penalty + row_gradient[in_env].mean().pow(2)
+        risks[int(env)] = -gold_log_p[in_env].mean()
     return penalty, risks
 
 
