@@ -6,6 +6,14 @@ report's separations, ablations, evaluator accuracies and per-stage wall times i
     python benchmarks/reproduce_tables.py --datasets esnli cose --shared-data ../shared/data \\
         --runs-dir runs --json benchmarks/results/reproduction.json
 
+``--method`` / ``--no-ablations`` narrow the run, ``--run-suffix`` names its directory ``runs/<dataset><suffix>``
+(a finished run is only read back). The CoS-E runs of docs/reproduction.md:
+
+    python benchmarks/reproduce_tables.py --datasets cose --shared-data ../shared/data --method rev,larev --no-ablations --run-suffix=-10ep \\
+        --json benchmarks/results/cose_10ep.json -- --num-train-epochs 10
+    python benchmarks/reproduce_tables.py --datasets cose --shared-data ../shared/data --method rev,larev --no-ablations --run-suffix=-10ep-phi \\
+        --json benchmarks/results/cose_10ep_phi_init.json -- --num-train-epochs 10 --phi-la-init phi
+
 Extra arguments after ``--`` go to ``larev-hf run`` (e.g. ``-- --lambda-irm 0.1``).
 """
 
@@ -29,20 +37,23 @@ def main() -> None:
     parser.add_argument("--shared-data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
     parser.add_argument("--runs-dir", default="runs")
     parser.add_argument("--json", default="benchmarks/results/reproduction.json")
+    parser.add_argument("--method", default="all", help="the runs' --method")
+    parser.add_argument("--no-ablations", dest="ablations", action="store_false", help="skip the table 5.6 ablations")
+    parser.add_argument("--run-suffix", default="", help="run directory runs/<dataset><suffix>")
     args, extra = parser.parse_known_args()
     extra = [a for a in extra if a != "--"]
     results = read_json(args.json) if Path(args.json).is_file() else {}
     for dataset in args.datasets:
-        output = Path(args.runs_dir) / dataset
+        output = Path(args.runs_dir) / f"{dataset}{args.run_suffix}"
         start = time.perf_counter()
-        code = cli(["--quiet", "run", "--method", "all", "--ablations", "--dataset", dataset,
-                    "--data-dir", str(Path(args.shared_data) / dataset), "--output-dir", str(output), *extra])
+        run_args = ["--method", args.method, *(["--ablations"] if args.ablations else []), "--dataset", dataset,
+                    "--data-dir", str(Path(args.shared_data) / dataset), "--output-dir", str(output), *extra]
+        code = cli(["--quiet", "run", *run_args])
         if code != 0:
             raise SystemExit(f"larev-hf run failed on {dataset} (exit {code})")
         report = read_json(output / "report.json")
         results[dataset] = {
-            "command": f"larev-hf run --method all --ablations --dataset {dataset} --data-dir {args.shared_data}/{dataset} "
-                       f"--output-dir {output} {' '.join(extra)}".strip(),
+            "command": "larev-hf run " + " ".join(run_args),
             "n_train": len((output / "data" / "train.jsonl").read_text().splitlines()),
             "n_test": report["n_examples"],
             "methods": {m: {k: e[k] for k in ("absolute", "separations", "ci95", "win_rate")} for m, e in report["methods"].items()},

@@ -61,6 +61,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-rationale", default="gold", choices=("gold", "gold_leaky", "vacuous", "leaky"),
                         help="the rationale variant every evaluator trains on (RoRA §4's protocol trains on the type it "
                              "scores: one run per variant); default: the dataset's own rationales")
+    parser.add_argument("--phi-la-init", default="fresh", choices=("fresh", "phi"),
+                        help="where Φ_LA starts: the backbone as built (thesis) or the run's trained Φ (helps "
+                             "random-init presets on open-label data such as CoS-E)")
     lora = parser.add_argument_group("LoRA (PEFT) for every trained model")
     lora.add_argument("--lora", action="store_true", help="train LoRA adapters instead of full fine-tuning")
     lora.add_argument("--lora-r", type=int, default=16, help="adapter rank")
@@ -115,7 +118,7 @@ def _config_from_args(args: argparse.Namespace):
         select_on_validation=args.select_on_validation, lora=args.lora, lora_r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
         lora_target_modules=args.lora_target_modules, lora_modules_to_save=args.lora_modules_to_save,
         rora_threshold=args.rora_threshold, rora_top_k=args.rora_top_k, rora_lambda_irm=args.rora_lambda_irm,
-        rora_classifier=args.rora_classifier, train_rationale=args.train_rationale,
+        rora_classifier=args.rora_classifier, train_rationale=args.train_rationale, phi_la_init=args.phi_la_init,
     )
 
 

@@ -64,13 +64,16 @@ ABLATIONS = {
 #: Modules a preset trains in full under ``--lora``: its random input embeddings. Measured on e-SNLI 2k/1k
 #: (benchmarks/bench_lora.py): adapters alone reached about half the full fine-tune's SUM, with embed_tokens 94-108%.
 PRESET_LORA_MODULES_TO_SAVE = ["embed_tokens"]
+#: Where Φ_LA's weights start: the backbone as built (the thesis: a fresh pretrained checkpoint), or the run's
+#: trained Φ — for a random-init preset, the stand-in for a checkpoint that can already read its input.
+PHI_LA_INITS = ("fresh", "phi")
 #: Where a run with ``rora_classifier`` keeps the classifier encoder's tokenizer (Θ and Φ share it).
 CLASSIFIER_TOKENIZER = "classifier_tokenizer"
 #: Settings that change only scoring or reporting, never a trained artifact: a resumed run may change them.
 REPORT_ONLY_SETTINGS = ("method", "ablations", "n_boot", "eval_batch_size", "extra")
 #: Settings read only by the Φ_LA stages.
 PHI_LA_SETTINGS = ("lambda_irm", "lambda_probe", "penalty_warmup_ratio", "groups_per_batch", "probe_max_loss",
-                   "probe_every_n_steps")
+                   "probe_every_n_steps", "phi_la_init")
 #: LAREV penalty defaults per backbone kind. Presets: measured by benchmarks/larev_sweep.py on e-SNLI
 #: (t5-tiny; λ_IRM 0.1 gave the largest separations, every λ_probe > 0 lowered them; docs/method.md).
 #: Pretrained checkpoints: the thesis's ECQA values (§5.3.3), not measured here (no GPU in CI).
@@ -121,6 +124,7 @@ class RunConfig:
     rora_lambda_irm: float | None = None
     rora_classifier: str | None = None
     train_rationale: str = "gold"
+    phi_la_init: str = "fresh"
     loader_options: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -134,6 +138,8 @@ class RunConfig:
         get_input_format(self.input_format)
         if self.train_rationale not in VARIANTS:
             raise ValueError(f"train_rationale must be one of {VARIANTS}, got {self.train_rationale!r}")
+        if self.phi_la_init not in PHI_LA_INITS:
+            raise ValueError(f"phi_la_init must be one of {PHI_LA_INITS}, got {self.phi_la_init!r}")
         if self.rora_classifier and "rora" not in self.methods:
             raise ValueError(f"--rora-classifier {self.rora_classifier!r} applies to RoRA; add rora to --method {self.method!r}")
         if self.rora_classifier and self.lora:
@@ -368,6 +374,9 @@ class Run:
     def stage_leakage_aware(self, name: str, **overrides: Any) -> None:
         """Φ_LA (or an ablation of it): a fresh model trained with IRMProbeTrainer (eq. 4.10; A.1 step 9).
 
+        With ``phi_la_init="phi"`` it starts from the run's Φ instead (a deviation from the thesis for from-scratch
+        presets, which otherwise must learn to read b and r while E3 contradicts b).
+
         ``overrides`` replace the run's IRMProbeConfig settings (``lambda_irm``, ``lambda_probe``,
         ``probe_max_loss``, ``token_reduction``, ...); all of them are saved to ``larev_weights.json``.
         """
@@ -385,7 +394,10 @@ class Run:
             **overrides,
         }
         probe = self.model("probe") if weights["lambda_probe"] > 0 else None
-        model = build_model(cfg.backbone, self.tokenizer(), seed=cfg.seed)
+        if cfg.phi_la_init == "phi":  # a copy of Φ's weights (LoRA-trained ones merged), trained on from there
+            model = load_evaluator(self.path("models", "phi"), device="cpu")[0]
+        else:
+            model = build_model(cfg.backbone, self.tokenizer(), seed=cfg.seed)
         train_leakage_aware(model, self.tokenizer(), dataset, self.path("models", name), cfg.train_settings(self.progress),
                             probe, groups_per_batch=int(cfg.larev_setting("groups_per_batch")), **weights)
         write_json(self.path("models", name, "larev_weights.json"), weights)
