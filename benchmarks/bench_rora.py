@@ -38,6 +38,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from larev_hf.cli import rora_threshold_type  # noqa: E402
 from larev_hf.data import LEAKY_TEMPLATE, load_examples  # noqa: E402
 from larev_hf.io import read_json, write_json  # noqa: E402
 from larev_hf.pipeline import Run, RunConfig  # noqa: E402
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num-train-epochs", type=float, default=None)
     parser.add_argument("--max-train-examples", type=int, default=None)
     parser.add_argument("--max-eval-examples", type=int, default=None)
-    parser.add_argument("--rora-threshold", type=lambda text: text if text == "auto" else float(text), default=0.001,
+    parser.add_argument("--rora-threshold", type=rora_threshold_type, default=0.001,
                         help="a number or 'auto' (RoRA appendix C.2's tuning rule)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)

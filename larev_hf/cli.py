@@ -61,9 +61,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-rationale", default="gold", choices=("gold", "gold_leaky", "vacuous", "leaky"),
                         help="the rationale variant every evaluator trains on (RoRA §4's protocol trains on the type it "
                              "scores: one run per variant); default: the dataset's own rationales")
-    parser.add_argument("--phi-la-init", default="fresh", choices=("fresh", "phi"),
-                        help="where Φ_LA starts: the backbone as built (thesis) or the run's trained Φ (helps "
-                             "random-init presets on open-label data such as CoS-E)")
+    larev.add_argument("--phi-la-init", default="fresh", choices=("fresh", "phi"),
+                       help="where Φ_LA starts: the backbone as built (thesis) or the run's trained Φ (lets a random-init "
+                            "preset read its input on open-label data such as CoS-E)")
     lora = parser.add_argument_group("LoRA (PEFT) for every trained model")
     lora.add_argument("--lora", action="store_true", help="train LoRA adapters instead of full fine-tuning")
     lora.add_argument("--lora-r", type=int, default=16, help="adapter rank")
@@ -75,7 +75,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                       help="modules trained in full alongside the adapters (default: 'embed_tokens' for presets, whose "
                            "embeddings are random; none for checkpoints; '' for none)")
     rora = parser.add_argument_group("RoRA (Jiang et al., 2024)")
-    rora.add_argument("--rora-threshold", type=_threshold, default=0.001,
+    rora.add_argument("--rora-threshold", type=rora_threshold_type, default=0.001,
                       help="global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2); "
                            "'auto': RoRA's tuning rule (appendix C.2), the largest value at which most training "
                            "rationales get more than the top 2 masked")
@@ -90,7 +90,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                            "default: seq2seq evaluators on --backbone")
 
 
-def _threshold(text: str) -> float | str:
+def rora_threshold_type(text: str) -> float | str:
+    """argparse type of ``--rora-threshold``: a number, or ``"auto"`` (RoRA appendix C.2's tuning rule)."""
     if text == "auto":
         return text
     try:
