@@ -1,8 +1,27 @@
-"""larev-hf: leakage-aware evaluation of free-text rationales (LAREV, REV) in the HuggingFace ecosystem.
+"""larev-hf: leakage-aware evaluation of free-text rationales (LAREV, REV, RoRA, LAS, RQ) in the HuggingFace ecosystem.
 
-The flow: ``larev_hf.data`` (loaders, baselines, variants) → ``larev_hf.modeling`` (backbones,
-batched label scoring) → ``larev_hf.training`` → ``larev_hf.scores`` → ``larev_hf.report``;
-``larev_hf.pipeline`` runs the stages and ``larev_hf.cli`` is the ``larev-hf`` command.
+The layers, bottom-up; no module imports one above it (``docs/architecture.md``):
+
+``data`` (loaders, baselines, variants) → ``modeling`` (backbones, batched label scoring, input formats) →
+``scores`` (CVI scores, summaries, LAS/RQ arithmetic) → ``leakage`` / ``training`` / ``rora`` (attributions,
+environments, trainers, the simulator, RoRA's machinery) → ``methods`` (one module per metric and the registry) →
+``report`` (tables and plots of a report dict) → ``config`` / ``runner`` / ``pipeline`` (settings per concern, the
+generic stage runner, the run) → ``hub`` / ``metric`` / ``meta`` (bundles, ``evaluate`` modules, meta-evaluation) →
+``cli`` (the ``larev-hf`` command).
 """
 
+from __future__ import annotations
+
+from pathlib import Path
+
 __version__ = "0.1.0.dev0"
+
+
+def metric_path(name: str = "larev") -> str:
+    """The directory of a shipped ``evaluate`` module, for ``evaluate.load(larev_hf.metric_path("larev"), evaluator=...)``
+    from any working directory: ``larev``, ``rev``, ``rora`` or ``bundle`` (any registered method's bundle)."""
+    path = Path(__file__).with_name("metric_modules") / name
+    if not (path / f"{name}.py").is_file():
+        known = sorted(p.name for p in path.parent.iterdir() if (p / f"{p.name}.py").is_file())
+        raise ValueError(f"no shipped evaluate module {name!r}; expected one of {known}")
+    return str(path)

@@ -1,6 +1,8 @@
 """What the ``evaluate`` modules in ``metrics/{larev,rev,rora}`` share.
 
-Each module file holds only its card texts (``_DESCRIPTION``, ``_CITATION``,
+The modules ship inside the package (``larev_hf/metric_modules/<name>``; :func:`larev_hf.metric_path` gives the
+directory from anywhere; ``metrics/`` in the repository is a link to it). ``bundle`` scores with whatever registered
+method the bundle holds, so a new method needs no module of its own. Each module file holds only its card texts (``_DESCRIPTION``, ``_CITATION``,
 ``_KWARGS_DESCRIPTION``) and a subclass of :class:`BundleMetric` naming its method; loading the
 evaluator bundle, validating inputs and scoring live here and in :mod:`larev_hf.hub`.
 
@@ -24,7 +26,8 @@ from typing import Any, ClassVar
 import datasets
 import evaluate
 
-from larev_hf.hub import CONFIG_NAME, METHOD_SPECS, EvaluatorBundle
+from larev_hf.hub import CONFIG_NAME, EvaluatorBundle
+from larev_hf.methods import get_method
 
 #: The features of every module: one rationale, one label and one input dict per example.
 FEATURES = datasets.Features({
@@ -62,9 +65,15 @@ def load_bundle(
     return _BUNDLES[key]
 
 
-def kwargs_description(method: str) -> str:
-    """The ``_KWARGS_DESCRIPTION`` of a module: the same arguments for every method."""
-    title = METHOD_SPECS[method].title
+def citation(method: str) -> str:
+    """The ``_CITATION`` of a module: the method's BibTeX from the one ``citations.bib``."""
+    return get_method(method).citation + "\n"
+
+
+def kwargs_description(method: str | None) -> str:
+    """The ``_KWARGS_DESCRIPTION`` of a module: the same arguments for every method (``None``: the generic module)."""
+    title = get_method(method).title if method else "rationale"
+    method = method or "bundle"
     return f"""
 Computes {title} scores of free-text rationales with a trained evaluator bundle.
 
@@ -115,8 +124,8 @@ class BundleMetric(evaluate.Metric):
         **kwargs: ``evaluate.Metric``'s own arguments (``config_name``, ``cache_dir``, ``experiment_id``, ...).
     """
 
-    #: the bundle method this module scores with ("larev", "rev" or "rora").
-    method: ClassVar[str]
+    #: the bundle method this module scores with ("larev", "rev", "rora"); ``None``: whatever method the bundle holds.
+    method: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -145,12 +154,13 @@ class BundleMetric(evaluate.Metric):
 
     def _download_and_prepare(self, dl_manager: Any) -> None:
         """Load (or reuse) the evaluator bundle; a bundle of another method is refused."""
-        title = METHOD_SPECS[self.method].title
+        title = get_method(self.method).title if self.method else "rationale"
         if self.evaluator is None:
             raise ValueError(f"the {title} metric needs an evaluator bundle: "
-                             f'evaluate.load("metrics/{self.method}", evaluator="<bundle directory or Hub repo id>")')
+                             f'evaluate.load("metrics/{self.method or "bundle"}", evaluator="<bundle directory or Hub '
+                             'repo id>")')
         bundle = load_bundle(self.evaluator, self.evaluator_revision, self.device)
-        if bundle.config.method != self.method:
+        if self.method is not None and bundle.config.method != self.method:
             raise ValueError(f"{self.evaluator} is a {bundle.config.method} bundle, not a {self.method} one; "
                              f'load it with evaluate.load("metrics/{bundle.config.method}", evaluator=...)')
         self.bundle = bundle

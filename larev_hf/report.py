@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from larev_hf.io import atomic_path, write_json, write_text
-from larev_hf.scores.stats import DEGRADED, SEPARATIONS, VARIANTS
+from larev_hf.scores.stats import VARIANTS
 
 VARIANT_TITLES = {"gold": "Gold", "gold_leaky": "Gold-Leaky", "vacuous": "Vacuous", "leaky": "Leaky"}
 SEPARATION_TITLES = {
@@ -25,6 +25,26 @@ SEPARATION_TITLES = {
     "gold_minus_vacuous": "Gold − Vacuous",
     "sum": "SUM",
 }
+
+
+def variant_title(variant: str) -> str:
+    """How tables name a variant: the thesis's names for its four, ``pseudo_specific`` → "Pseudo-Specific" otherwise."""
+    return VARIANT_TITLES.get(variant) or "-".join(part.capitalize() for part in variant.split("_"))
+
+
+def separation_title(key: str) -> str:
+    """``gold_minus_<variant>`` → "Gold − <Variant>"; ``sum`` → "SUM"."""
+    if key in SEPARATION_TITLES:
+        return SEPARATION_TITLES[key]
+    return f"Gold − {variant_title(key.removeprefix('gold_minus_'))}"
+
+
+def _union(entries: Any, field: str) -> list[str]:
+    """The keys of ``entry[field]`` over all entries, in first-seen order (the variants are an open set)."""
+    keys: dict[str, None] = {}
+    for entry in entries:
+        keys.update(dict.fromkeys(entry.get(field) or {}))
+    return list(keys)
 
 
 def _fmt(value: float | None) -> str:
@@ -36,9 +56,24 @@ def _is_accuracy(entry: dict[str, Any]) -> bool:
     return entry.get("unit") == "accuracy"
 
 
-def _separation_rows(methods: dict[str, Any]) -> list[list[str]]:
-    return [[name.upper()] + [f"{_fmt(e['separations'][k])} [{_fmt(e['ci95'][k][0])}, {_fmt(e['ci95'][k][1])}]"
-                              for k in SEPARATIONS] for name, e in methods.items()]
+def _separation_cell(entry: dict[str, Any], key: str) -> str:
+    if key not in entry["separations"]:
+        return ""
+    low, high = entry["ci95"][key]
+    return f"{_fmt(entry['separations'][key])} [{_fmt(low)}, {_fmt(high)}]"
+
+
+def _separation_table(methods: dict[str, Any]) -> str:
+    keys = _union(methods.values(), "separations")
+    return _table(["Method"] + [separation_title(k) for k in keys],
+                  [[name.upper()] + [_separation_cell(e, k) for k in keys] for name, e in methods.items()])
+
+
+def _absolute_table(methods: dict[str, Any]) -> str:
+    variants = _union(methods.values(), "absolute")
+    return _table(["Method"] + [variant_title(v) for v in variants],
+                  [[name.upper()] + [_fmt(e["absolute"][v]) if v in e["absolute"] else "" for v in variants]
+                   for name, e in methods.items()])
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -54,39 +89,40 @@ def render_markdown(report: dict[str, Any]) -> str:
     out = [f"# Rationale evaluation report: {report['dataset']} ({report['split']}, n = {report['n_examples']})", ""]
     if methods:
         out += ["## Absolute scores (nats; thesis tables 5.3 / 5.9)", ""]
-        out.append(_table(["Method"] + [VARIANT_TITLES[v] for v in VARIANTS],
-                          [[name.upper()] + [_fmt(entry["absolute"][v]) for v in VARIANTS] for name, entry in methods.items()]))
+        out.append(_absolute_table(methods))
         out += ["", "## Gold − variant separations, mean [95% bootstrap interval] (thesis tables 5.4 / 5.10)", ""]
-        out.append(_table(["Method"] + [SEPARATION_TITLES[k] for k in SEPARATIONS], _separation_rows(methods)))
+        out.append(_separation_table(methods))
     with_wins = {name: e for name, e in report["methods"].items() if "win_rate" in e}
     if with_wins:
         out += ["", "## Share of examples where Gold scores higher than the variant", ""]
-        out.append(_table(["Method"] + [VARIANT_TITLES[v] for v in DEGRADED],
-                          [[name.upper()] + [f"{100 * e['win_rate'][v]:.1f}%" for v in DEGRADED] for name, e in with_wins.items()]))
+        degraded = _union(with_wins.values(), "win_rate")
+        out.append(_table(["Method"] + [variant_title(v) for v in degraded],
+                          [[name.upper()] + [f"{100 * e['win_rate'][v]:.1f}%" if v in e["win_rate"] else "" for v in degraded]
+                           for name, e in with_wins.items()]))
     if simulated:
         out += ["", "## Simulatability: accuracy with − without the rationale (LAS: Hase et al. 2020; RQ: Wiegreffe et al. "
                 "2021; n/a = undefined, a leakage group is empty)", ""]
-        out.append(_table(["Method"] + [VARIANT_TITLES[v] for v in VARIANTS],
-                          [[name.upper()] + [_fmt(e["absolute"][v]) for v in VARIANTS] for name, e in simulated.items()]))
+        out.append(_absolute_table(simulated))
         out += ["", "### Gold − variant separations, mean [95% bootstrap interval]", ""]
-        out.append(_table(["Method"] + [SEPARATION_TITLES[k] for k in SEPARATIONS], _separation_rows(simulated)))
+        out.append(_separation_table(simulated))
         for name, entry in simulated.items():
             if "groups" in entry:
                 out += ["", f"### {name.upper()} by leakage group (leaking: the simulator given the rationale alone is right)", ""]
                 out.append(_table(["Variant", "Leaking n", "Leaking Δacc", "Non-leaking n", "Non-leaking Δacc", name.upper()],
-                                  [[VARIANT_TITLES[v], str(g["n_leaking"]), _fmt(g["leaking"]), str(g["n_nonleaking"]),
+                                  [[variant_title(v), str(g["n_leaking"]), _fmt(g["leaking"]), str(g["n_nonleaking"]),
                                     _fmt(g["nonleaking"]), _fmt(g["las"])] for v, g in entry["groups"].items()]))
     if report.get("accuracy"):
         out += ["", "## Evaluator accuracy on the test split (%; thesis table 5.7)", ""]
         columns = sorted({key for values in report["accuracy"].values() for key in values}, key=_accuracy_order)
-        out.append(_table(["Model"] + [VARIANT_TITLES.get(c, c) for c in columns],
+        out.append(_table(["Model"] + [variant_title(c) if c != "baseline" else c for c in columns],
                           [[model] + [f"{100 * values[c]:.2f}" if c in values else "" for c in columns]
                            for model, values in report["accuracy"].items()]))
     if report.get("ablations"):
         out += ["", "## Ablations (thesis table 5.6)", ""]
-        out.append(_table(["Setting", "λ_IRM", "λ_probe"] + [SEPARATION_TITLES[k] for k in SEPARATIONS],
+        keys = _union(report["ablations"].values(), "separations")
+        out.append(_table(["Setting", "λ_IRM", "λ_probe"] + [separation_title(k) for k in keys],
                           [[name, str(a.get("lambda_irm", "n/a")), str(a.get("lambda_probe", "n/a"))]
-                           + [_fmt(a["separations"][k]) for k in SEPARATIONS] for name, a in report["ablations"].items()]))
+                           + [_fmt(a["separations"].get(k)) for k in keys] for name, a in report["ablations"].items()]))
     if report.get("timings"):
         out += ["", "## Wall time per stage (s)", ""]
         out.append(_table(["Stage", "Seconds"], [[k, f"{v:.1f}"] for k, v in report["timings"].items()]))
@@ -107,17 +143,17 @@ def plot_separations(report: dict[str, Any], path: str | os.PathLike) -> None:
     import numpy as np
 
     methods = {name: e for name, e in report["methods"].items() if not _is_accuracy(e)}
-    keys = [k for k in SEPARATIONS if k != "sum"]
+    keys = [k for k in _union(methods.values(), "separations") if k != "sum"]
     width = 0.8 / max(len(methods), 1)
     fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
     for i, (name, entry) in enumerate(methods.items()):
-        means = np.array([entry["separations"][k] for k in keys])
-        lows = means - np.array([entry["ci95"][k][0] for k in keys])
-        highs = np.array([entry["ci95"][k][1] for k in keys]) - means
+        means = np.array([entry["separations"].get(k, np.nan) for k in keys], dtype=float)
+        lows = means - np.array([entry["ci95"].get(k, [np.nan, np.nan])[0] for k in keys], dtype=float)
+        highs = np.array([entry["ci95"].get(k, [np.nan, np.nan])[1] for k in keys], dtype=float) - means
         x = np.arange(len(keys)) + (i - (len(methods) - 1) / 2) * width
         ax.bar(x, means, width, yerr=[lows, highs], capsize=3, label=f"{name.upper()} (SUM {entry['separations']['sum']:.2f})")
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xticks(np.arange(len(keys)), [SEPARATION_TITLES[k] for k in keys])
+    ax.set_xticks(np.arange(len(keys)), [separation_title(k) for k in keys], rotation=20 if len(keys) > 4 else 0)
     ax.set_ylabel("score difference (nats)")
     ax.set_title(f"Rationale separation on {report['dataset']} ({report['split']})")
     if methods:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,6 @@ from larev_hf.data.baselines import (
 from larev_hf.data.schema import NLI_LABELS
 from larev_hf.hub import (
     CONFIG_NAME,
-    SCORER_FACTORIES,
     EvaluatorBundle,
     build_records,
 )
@@ -179,7 +177,7 @@ def test_model_card_metadata_holds_the_separation_table(tiny_run, tiny_bundles):
         ("rationale-evaluation", "synthetic", "test")}
     assert card.data.model_name == "larev-synthetic-t5-tiny"
     assert "@mastersthesis{li-2026-larev" in card.text and "@inproceedings{chen-etal-2023-rev" in card.text
-    assert 'evaluate.load("metrics/larev", evaluator="path/to/bundle")' in card.text
+    assert 'evaluate.load(larev_hf.metric_path("larev"), evaluator="path/to/bundle")' in card.text
     assert "LAREV(r) = log p_ΦLA(y | r ⊕ b) − log p_Φbase(y | b)" in card.text
 
 
@@ -366,18 +364,3 @@ def test_rora_bundles_score_like_the_rora_scorer(tiny_run, tmp_path):
                                                                                    "rationale": "rora_phi"}
     run_scores = [row for _, row in read_jsonl(tiny_run / "scores" / "test_scores.jsonl")]
     np.testing.assert_allclose(score(from_run, records), [row["rora/gold"] for row in run_scores], rtol=0, atol=1e-5)
-
-
-def test_rora_bundles_without_larev_hf_rora_are_refused_clearly(tiny_run, tmp_path, monkeypatch):
-    report = read_json(tiny_run / "report.json")
-    monkeypatch.delitem(SCORER_FACTORIES, "rora", raising=False)
-    monkeypatch.setitem(sys.modules, "larev_hf.rora.evaluator", None)  # as if larev_hf.rora were not installed
-    bundle = EvaluatorBundle.from_models(
-        "rora", {"baseline": tiny_run / "models" / "phi_base", "rationale": tiny_run / "models" / "phi"},
-        tiny_run / "tokenizer", task="qa", report={**report, "methods": {"rora": report["methods"]["rev"]}},
-    )
-    path = bundle.save_pretrained(tmp_path / "rora")  # making and saving one needs no RoRA code
-    with pytest.raises(NotImplementedError, match="RoRA evaluator bundles need larev_hf.rora.evaluator.RoRAScorer"):
-        EvaluatorBundle.from_pretrained(path)
-    with pytest.raises(NotImplementedError, match="RoRA evaluator bundles need larev_hf.rora.evaluator.RoRAScorer"):
-        bundle.score(["r"], ["kitchen"], [{"question": "Where?", "choices": ["kitchen"]}])

@@ -102,7 +102,7 @@ def test_lora_run_trains_adapters_for_every_model_and_reports(tmp_path):
     assert RunConfig(lora=True, lora_modules_to_save=[]).lora_settings().modules_to_save is None
     assert RunConfig(lora=True, backbone="t5-large").lora_settings().modules_to_save is None
     with pytest.raises(ValueError, match="lora"):  # LoRA changes every trained model: no silent resume without it
-        Run(RunConfig(**{**config.__dict__, "lora": False}), tmp_path, progress=False).execute()
+        Run(config.replace(lora=False), tmp_path, progress=False).execute()
 
 
 def test_example_script_trains_and_saves_a_lora_evaluator(tmp_path):

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from larev_hf.cli import main
-from larev_hf.hub import SCORER_FACTORIES, EvaluatorBundle
+from larev_hf.hub import EvaluatorBundle
 from larev_hf.io import DataError, read_json, read_jsonl
 from larev_hf.metric import load_bundle
 
@@ -121,14 +121,6 @@ def test_rora_module_scores_a_rora_bundle(tiny_run, records, tmp_path):
     results = load_module("rora", path).compute(**columns(records))
     assert results["baselines"] is None and results["hashcode"].startswith("larev-hf:rora:")
     assert results["scores"] == EvaluatorBundle.from_pretrained(path).score(**columns(records)).scores.tolist()
-
-
-def test_rora_module_says_when_rora_is_not_available(tiny_run, tmp_path, monkeypatch):
-    path = _rora_bundle(tiny_run).save_pretrained(tmp_path / "rora")
-    monkeypatch.delitem(SCORER_FACTORIES, "rora", raising=False)
-    monkeypatch.setitem(sys.modules, "larev_hf.rora.evaluator", None)  # as if larev_hf.rora were not installed
-    with pytest.raises(NotImplementedError, match="RoRA evaluator bundles need larev_hf.rora"):
-        load_module("rora", path)
 
 
 # --------------------------------------------------------------------------- module files and cards

@@ -134,7 +134,7 @@ def test_killed_run_resumes_without_redoing_finished_stages(tmp_path):
 def test_resuming_with_other_settings_is_refused(tmp_path, capsys):
     output = tmp_path / "run"
     output.mkdir()
-    (output / "run_config.json").write_text(json.dumps({**RunConfig().__dict__, "seed": 5}))
+    (output / "run_config.json").write_text(json.dumps({**RunConfig().to_dict(), "seed": 5}))
     assert main(["--quiet", "run", "--method", "rev", "--output-dir", str(output)]) == 2
     assert "different settings (seed)" in capsys.readouterr().err
 

@@ -376,8 +376,9 @@ def test_classifier_variant_settings_are_checked():
         RunConfig(method="rev", rora_classifier="minilm")
     with pytest.raises(ValueError, match="trains its encoder in full"):
         RunConfig(method="rora", rora_classifier="minilm", lora=True)
-    assert RunConfig(method="all", rora_classifier="minilm", learning_rate=1e-3).classifier_train_settings().learning_rate == 3e-5
-    from larev_hf.pipeline import Run
+    from larev_hf.methods.rora import classifier_train_settings, rora_settings
 
-    settings = Run(RunConfig(method="rora", rora_top_k=3, rora_threshold="auto"), "unused").rora_settings().detector
+    config = RunConfig(method="all", rora_classifier="minilm", learning_rate=1e-3)
+    assert classifier_train_settings(config).learning_rate == 3e-5
+    settings = rora_settings(RunConfig(method="rora", rora_top_k=3, rora_threshold="auto")).detector
     assert (settings.top_k, settings.threshold) == (3, "auto")

@@ -7,7 +7,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
+
+from larev_hf.io import DataError, where
 
 
 @dataclass(frozen=True)
@@ -46,3 +50,24 @@ def get_input_format(name: str) -> InputFormat:
     if name not in INPUT_FORMATS:
         raise ValueError(f"unknown input format {name!r}; expected one of {sorted(INPUT_FORMATS)}")
     return INPUT_FORMATS[name]
+
+
+#: RoRA's evaluator inputs as an :class:`InputFormat` whose "baseline" slot holds the task input x:
+#: ``rationale_input(r, x)`` is Φ's text ``"{x} rationale: {r}"`` (RoRA eq. 7), ``baseline_input(x)`` is Θ's (x with an
+#: empty rationale, eq. 8), so :class:`~larev_hf.scores.ConditionalVScorer` computes RoRA eq. 9 unchanged. The LAS/RQ
+#: simulators read the same texts.
+RORA_FORMAT = InputFormat("rora", "{baseline} rationale: {rationale}", "{baseline} rationale:")
+
+
+def task_text(record: Mapping[str, Any]) -> str:
+    """The task input x of a schema record as RoRA's evaluators and the simulators read it: ``"question: {q}"`` (yes/no,
+    the released format), ``"question: {q} options: (1) {c1} ..."`` (multiple-choice QA), ``"premise: {p} hypothesis: {h}"``."""
+    task = record.get("task")
+    if task == "nli":
+        return f"premise: {record['premise'].strip()} hypothesis: {record['hypothesis'].strip()}"
+    if task == "yesno":
+        return f"question: {record['question'].strip()}"
+    if task == "qa":
+        options = " ".join(f"({i}) {choice}" for i, choice in enumerate(record["choices"], start=1))
+        return f"question: {record['question'].strip()} options: {options}"
+    raise DataError(f"{where(example_id=record.get('id'))}: field 'task' is {task!r}; expected 'nli', 'qa' or 'yesno'")

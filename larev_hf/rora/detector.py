@@ -22,6 +22,9 @@ threshold are the leaking spans R_L. Following the authors' StrategyQA configura
 The label set is the union of every training example's ``choices``; each example's softmax runs over
 its own choices only, so yes/no, NLI and multiple-choice QA data all train the same classifier (RoRA
 used an LSTM bi-encoder for ECQA instead; see ``docs/rora.md``).
+
+(Over 400 lines on purpose: the detector model, its n-gram vocabulary, IG attributions and the masking rule are
+one algorithm, RoRA §3.1, and are kept in one file.)
 """
 
 from __future__ import annotations

@@ -33,12 +33,13 @@ from accelerate.utils import extract_model_from_parallel
 from torch import nn
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from larev_hf.citations import bibtex
 from larev_hf.io import DataError, where
 from larev_hf.rora.infiller import Counterfactuals
 from larev_hf.rora.templates import RORA_FORMAT, baseline_input, evaluator_input, task_text
 from larev_hf.scores.cvi import ConditionalVScorer, CVIScores
 from larev_hf.training.collator import EnvironmentCollator
-from larev_hf.training.irm_config import IRMProbeConfig
+from larev_hf.training.irm_config import PENALTY_WARMUP_RATIO, IRMProbeConfig
 from larev_hf.training.irm_trainer import IRMProbeTrainer
 from larev_hf.training.losses import IRMProbeLoss, LossParts, label_nll_and_scale_gradient
 from larev_hf.training.seq2seq import (
@@ -51,12 +52,7 @@ from larev_hf.training.seq2seq import (
 
 NORMALIZATIONS = ("label_set", "vocab")
 
-CITATION = """@inproceedings{jiang2024rora,
-  title     = {RORA: Robust Free-Text Rationale Evaluation},
-  author    = {Jiang, Zhengping and Lu, Yining and Chen, Hanjie and Khashabi, Daniel and Van Durme, Benjamin and Liu, Anqi},
-  booktitle = {Proceedings of ACL},
-  year      = {2024}
-}"""
+CITATION = bibtex("jiang-etal-2024-rora")
 
 
 def counterfactual_dataset(
@@ -241,7 +237,7 @@ def train_phi(
     lambda_irm: float,
     groups_per_batch: int = 8,
     normalization: str = "label_set",
-    penalty_warmup_ratio: float = 1 / 3,
+    penalty_warmup_ratio: float = PENALTY_WARMUP_RATIO,
 ) -> PreTrainedModel:
     """Φ: ``model`` trained on :func:`counterfactual_dataset` rows with RoRA eq. 7 and saved to ``output_dir``.
 

@@ -28,6 +28,7 @@ from larev_hf.rora.infiller import (
     train_infiller,
 )
 from larev_hf.rora.templates import TEMPLATE_WORDS, task_text
+from larev_hf.training.irm_config import PENALTY_WARMUP_RATIO
 from larev_hf.training.seq2seq import TrainSettings
 
 #: IRM weight and batching per backbone kind. Pretrained: RoRA appendix C.2 (λ = 10; batch 64 rows = 32 yes/no groups).
@@ -58,7 +59,7 @@ class RoRASettings:
     detector: DetectorSettings = field(default_factory=DetectorSettings)
     lambda_irm: float | None = None
     normalization: str = "label_set"
-    penalty_warmup_ratio: float = 1 / 3
+    penalty_warmup_ratio: float = PENALTY_WARMUP_RATIO
     groups_per_batch: int | None = None
     infiller_max_length: int = 128
     generation_batch_size: int = 32

@@ -17,30 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from larev_hf.io import DataError, where
-from larev_hf.modeling.templates import InputFormat
+from larev_hf.modeling.templates import RORA_FORMAT, task_text
 from larev_hf.rora.detector import sentinel
 
-#: Φ / Θ inputs as an :class:`InputFormat` whose "baseline" slot holds x: ``rationale_input(r, x)`` is Φ's text,
-#: ``baseline_input(x)`` is Θ's (x with an empty rationale), so :class:`~larev_hf.scores.ConditionalVScorer` computes
-#: RoRA eq. 9 unchanged.
-RORA_FORMAT = InputFormat("rora", "{baseline} rationale: {rationale}", "{baseline} rationale:")
 INFILLER_TEMPLATE = "answer: {label} {x} rationale: {rationale}"
 #: The words the templates add to every input (for training a preset tokenizer on RoRA's texts).
 TEMPLATE_WORDS = "answer: question: options: rationale: premise: hypothesis:"
-
-
-def task_text(record: Mapping[str, Any]) -> str:
-    """The task input x of a schema record, as the RoRA evaluators read it (see module docstring)."""
-    task = record.get("task")
-    if task == "nli":
-        return f"premise: {record['premise'].strip()} hypothesis: {record['hypothesis'].strip()}"
-    if task == "yesno":
-        return f"question: {record['question'].strip()}"
-    if task == "qa":
-        options = " ".join(f"({i}) {choice}" for i, choice in enumerate(record["choices"], start=1))
-        return f"question: {record['question'].strip()} options: {options}"
-    raise DataError(f"{where(example_id=record.get('id'))}: field 'task' is {task!r}; expected 'nli', 'qa' or 'yesno'")
 
 
 def evaluator_input(record: Mapping[str, Any], rationale: str) -> str:
@@ -62,3 +44,7 @@ def span_target(originals: Sequence[str]) -> str:
     """T5 span-corruption target: each masked span after its sentinel, closed by the next sentinel."""
     pieces = [f"{sentinel(k)} {text.strip()}" for k, text in enumerate(originals)]
     return " ".join([*pieces, sentinel(len(originals))])
+
+
+__all__ = ["RORA_FORMAT", "INFILLER_TEMPLATE", "TEMPLATE_WORDS", "task_text", "evaluator_input", "baseline_input",
+           "infiller_input", "span_target"]

@@ -12,8 +12,8 @@ REV §3.3):
   Pruthi et al., 2022).
 
 Values lie in [−1, 1]; higher is better. The pure functions take correctness arrays, so predictions from any
-simulator (or a human study) can be scored. :func:`train_simulator` / :func:`simulate` provide a seq2seq
-simulator on the evaluator backbone, trained on the gold labels.
+simulator (or a human study) can be scored. :func:`larev_hf.training.simulator.train_simulator` /
+:func:`~larev_hf.training.simulator.simulate` provide a seq2seq simulator on the evaluator backbone, trained on the gold labels.
 Hase et al. train one simulator on x, r and (x, r) by dropping parts of the input at random; ours sees every
 view of every training example (deterministic). Pass ``labels`` (e.g. a task model's predictions ŷ) to
 simulate those instead of the gold labels, as Hase et al.'s original LAS does.
@@ -21,19 +21,13 @@ simulate those instead of the gold labels, as Hase et al.'s original LAS does.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from larev_hf.io import DataError, where
-from larev_hf.modeling.scoring import predict_choices
-from larev_hf.rora.templates import RORA_FORMAT, task_text
-from larev_hf.scores.stats import DEGRADED, SEPARATIONS, VARIANTS
-from larev_hf.training.seq2seq import TrainSettings, train_seq2seq
+from larev_hf.scores.stats import REFERENCE, degraded_variants, separation_keys
 
 #: Simulator inputs: the task input with the rationale, the task input alone, the rationale alone.
 SIMULATOR_VIEWS = ("x_r", "x", "r")
@@ -139,87 +133,6 @@ def correctness(predictions: Sequence[int], choices: Sequence[Sequence[str]], la
     return np.array([options[p] == label for p, options, label in zip(predictions, choices, labels, strict=True)])
 
 
-# ---------------------------------------------------------------------------------------------- simulators
-def simulator_input(record: Mapping[str, Any], rationale: str, view: str) -> str:
-    """Encoder text of one simulator view: ``"{x} rationale: {r}"`` (x_r), ``"{x} rationale:"`` (x) or
-    ``"rationale: {r}"`` (r); x is :func:`larev_hf.rora.task_text` (the RoRA evaluators' format)."""
-    if view == "x_r":
-        return RORA_FORMAT.rationale_input(rationale, task_text(record))
-    if view == "x":
-        return RORA_FORMAT.baseline_input(task_text(record))
-    if view == "r":
-        return f"rationale: {rationale.strip()}".strip()
-    raise ValueError(f"unknown simulator view {view!r}; expected one of {SIMULATOR_VIEWS}")
-
-
-def _labels(records: Sequence[Mapping[str, Any]], labels: Sequence[str] | None) -> list[str]:
-    if labels is None:
-        return [r["label"] for r in records]
-    if len(labels) != len(records):
-        raise ValueError(f"got {len(labels)} labels for {len(records)} records; expected one label per record")
-    for record, label in zip(records, labels, strict=True):
-        if label not in record["choices"]:
-            raise DataError(f"{where(example_id=record.get('id'))}: simulated label {label!r} is not one of its choices "
-                            f"{list(record['choices'])}")
-    return list(labels)
-
-
-def train_simulator(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    records: Sequence[Mapping[str, Any]],
-    output_dir: str | os.PathLike,
-    settings: TrainSettings,
-    views: Sequence[str] = SIMULATOR_VIEWS,
-    rationales: Sequence[str] | None = None,
-    labels: Sequence[str] | None = None,
-) -> PreTrainedModel:
-    """Train a seq2seq simulator on every ``view`` of every record → its label (gold unless ``labels`` is given).
-
-    Args:
-        model (`PreTrainedModel`): a fresh seq2seq model (e.g. ``build_model(backbone, tokenizer)``).
-        records (`Sequence[Mapping]`): training examples (schema fields).
-        output_dir (`str` or `os.PathLike`): where the trained simulator is saved (atomically).
-        settings (`TrainSettings`): optimiser settings.
-        views (`Sequence[str]`, *optional*, defaults to `SIMULATOR_VIEWS`): which inputs the simulator learns; one
-            simulator per view (Wiegreffe et al.'s two models) is ``views=("x_r",)`` and ``views=("x",)``.
-        rationales (`Sequence[str]`, *optional*): training rationales (default: each record's ``rationale``).
-        labels (`Sequence[str]`, *optional*): the labels to simulate (default: gold).
-    """
-    unknown = [view for view in views if view not in SIMULATOR_VIEWS]
-    if unknown or not views:
-        raise ValueError(f"views must be a non-empty subset of {SIMULATOR_VIEWS}, got {list(views)}")
-    targets = _labels(records, labels)
-    rationales = [r["rationale"] for r in records] if rationales is None else list(rationales)
-    sources, outputs = [], []
-    for record, rationale, label in zip(records, rationales, targets, strict=True):
-        for view in views:
-            sources.append(simulator_input(record, rationale, view))
-            outputs.append(label)
-    return train_seq2seq(model, tokenizer, sources, outputs, output_dir, settings)
-
-
-def simulate(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    records: Sequence[Mapping[str, Any]],
-    rationales: Sequence[str],
-    labels: Sequence[str] | None = None,
-    views: Sequence[str] = SIMULATOR_VIEWS,
-    **predict_kwargs: Any,
-) -> dict[str, np.ndarray]:
-    """Per-example correctness of the simulator's choice in each view (``predict_choices``, argmax over choices)."""
-    targets = _labels(records, labels)
-    if len(rationales) != len(records):
-        raise ValueError(f"got {len(rationales)} rationales for {len(records)} records; expected one per record")
-    choices = [r["choices"] for r in records]
-    correct = {}
-    for view in views:
-        inputs = [simulator_input(r, text, view) for r, text in zip(records, rationales, strict=True)]
-        correct[view] = correctness(predict_choices(model, tokenizer, inputs, choices, **predict_kwargs), choices, targets)
-    return correct
-
-
 @dataclass
 class SimulatabilityScores:
     """LAS, RQ and the simulator's per-view accuracies for one set of rationales."""
@@ -243,18 +156,6 @@ class SimulatabilityScores:
         )
 
 
-def simulatability(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    records: Sequence[Mapping[str, Any]],
-    rationales: Sequence[str],
-    labels: Sequence[str] | None = None,
-    **predict_kwargs: Any,
-) -> SimulatabilityScores:
-    """LAS and RQ of ``rationales`` under a simulator trained on all three views (see :func:`train_simulator`)."""
-    return SimulatabilityScores.from_correctness(simulate(model, tokenizer, records, rationales, labels, **predict_kwargs))
-
-
 def summarize_simulatability(
     correct: Mapping[str, Mapping[str, np.ndarray]], metric: str, n_boot: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
@@ -269,12 +170,12 @@ def summarize_simulatability(
     """
     if metric not in ("las", "rq"):
         raise ValueError(f"metric must be 'las' or 'rq', got {metric!r}")
-    missing = [variant for variant in VARIANTS if variant not in correct]
-    if missing:
-        raise ValueError(f"simulator correctness for variants {missing} is missing; expected all of {VARIANTS}")
-    scores = {variant: SimulatabilityScores.from_correctness(correct[variant]) for variant in VARIANTS}
-    deltas = {variant: rq_scores(correct[variant]["x_r"], correct[variant]["x"]) for variant in VARIANTS}
-    leaks = {variant: leaking_mask(correct[variant]["r"]) for variant in VARIANTS}
+    if REFERENCE not in correct:
+        raise ValueError(f"simulator correctness for the variant {REFERENCE!r} is missing (got {list(correct)})")
+    variants, degraded, keys = list(correct), degraded_variants(correct), separation_keys(correct)
+    scores = {variant: SimulatabilityScores.from_correctness(correct[variant]) for variant in variants}
+    deltas = {variant: rq_scores(correct[variant]["x_r"], correct[variant]["x"]) for variant in variants}
+    leaks = {variant: leaking_mask(correct[variant]["r"]) for variant in variants}
 
     def value(variant: str, idx: np.ndarray | slice = slice(None)) -> float:
         delta = deltas[variant][idx]
@@ -283,24 +184,25 @@ def summarize_simulatability(
         return _las(delta, leaks[variant][idx]).las
 
     def separations(idx: np.ndarray | slice = slice(None)) -> dict[str, float]:
-        gold = value("gold", idx)
-        out = {f"gold_minus_{variant}": gold - value(variant, idx) for variant in DEGRADED}
+        gold = value(REFERENCE, idx)
+        out = {f"gold_minus_{variant}": gold - value(variant, idx) for variant in degraded}
         out["sum"] = sum(out.values())
         return out
 
-    n = len(deltas["gold"])
+    n = len(deltas[REFERENCE])
     rng = np.random.default_rng(seed)
     resampled = [separations(rng.integers(0, n, size=n)) for _ in range(n_boot)] if n else []
     entry: dict[str, Any] = {
         "unit": "accuracy",
-        "absolute": {variant: _defined(value(variant)) for variant in VARIANTS},
+        "absolute": {variant: _defined(value(variant)) for variant in variants},
         "separations": {key: _defined(v) for key, v in separations().items()},
-        "ci95": {key: [_defined(v) for v in _percentiles([sample[key] for sample in resampled])] for key in SEPARATIONS},
-        "accuracy": {variant: scores[variant].accuracy for variant in VARIANTS},
+        "ci95": {key: [_defined(v) for v in _percentiles([sample[key] for sample in resampled])] for key in keys},
+        "accuracy": {variant: scores[variant].accuracy for variant in variants},
     }
     # LAS has no per-example score, so for both metrics the win rate compares the per-example accuracy gains.
-    entry["win_rate"] = {variant: float(np.mean(deltas["gold"] > deltas[variant])) for variant in DEGRADED}
+    entry["win_rate"] = {variant: float(np.mean(deltas[REFERENCE] > deltas[variant])) for variant in degraded}
     if metric == "las":
         entry["groups"] = {variant: {k: v if isinstance(v, int) else _defined(v)
-                                     for k, v in scores[variant].las.to_dict().items()} for variant in VARIANTS}
+                                     for k, v in scores[variant].las.to_dict().items()} for variant in variants}
     return entry
+

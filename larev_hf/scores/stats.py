@@ -4,25 +4,45 @@
 - separations: Gold − variant, and their SUM (tables 5.4 / 5.10);
 - ci95: paired bootstrap 95% intervals of each of those (resampling examples);
 - win_rate: the share of examples whose Gold score beats the variant's.
+
+The variants are an open set: any mapping ``{variant: scores}`` that holds ``gold`` is summarised, every other
+variant compared with Gold. :data:`VARIANTS` is the thesis's default set (§5.2.1); more come from the adversarial
+suite or a user. SUM adds up every Gold − variant separation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+#: The reference variant every other one is compared with.
+REFERENCE = "gold"
 VARIANTS = ("gold", "gold_leaky", "vacuous", "leaky")
 DEGRADED = ("leaky", "gold_leaky", "vacuous")
 SEPARATIONS = ("gold_minus_leaky", "gold_minus_gold_leaky", "gold_minus_vacuous", "sum")
 
 
+def degraded_variants(variants: Iterable[str]) -> tuple[str, ...]:
+    """The variants compared with Gold: the thesis's three first (in the tables' order), then any other in given order."""
+    names = list(variants)
+    if REFERENCE not in names:
+        raise ValueError(f"variants {names}: the reference variant {REFERENCE!r} is missing")
+    return tuple(v for v in DEGRADED if v in names) + tuple(v for v in names if v not in DEGRADED and v != REFERENCE)
+
+
+def separation_keys(variants: Iterable[str]) -> tuple[str, ...]:
+    """``gold_minus_<variant>`` for every degraded variant, then ``sum``."""
+    return (*(f"gold_minus_{v}" for v in degraded_variants(variants)), "sum")
+
+
 def separation_matrix(scores: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Per-example Gold − variant differences and their sum."""
-    gold = np.asarray(scores["gold"], dtype=np.float64)
-    diffs = {f"gold_minus_{variant}": gold - np.asarray(scores[variant], dtype=np.float64) for variant in DEGRADED}
+    gold = np.asarray(scores[REFERENCE], dtype=np.float64)
+    diffs = {f"gold_minus_{variant}": gold - np.asarray(scores[variant], dtype=np.float64)
+             for variant in degraded_variants(scores)}
     diffs["sum"] = sum(diffs.values())
-    return {key: diffs[key] for key in SEPARATIONS}
+    return diffs
 
 
 def bootstrap_ci(values: np.ndarray, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> list[float]:
@@ -38,14 +58,14 @@ def bootstrap_ci(values: np.ndarray, n_boot: int = 1000, seed: int = 0, level: f
 
 def summarize_variants(scores: Mapping[str, np.ndarray], n_boot: int = 1000, seed: int = 0) -> dict:
     """The report entry of one method: absolute, separations, ci95 and win_rate (see module docstring)."""
-    missing = [variant for variant in VARIANTS if variant not in scores]
-    if missing:
-        raise ValueError(f"scores for variants {missing} are missing; expected all of {VARIANTS}")
+    if REFERENCE not in scores:
+        raise ValueError(f"scores for the variant {REFERENCE!r} are missing (got {list(scores)}); every other "
+                         "variant is compared with it")
     diffs = separation_matrix(scores)
-    gold = np.asarray(scores["gold"], dtype=np.float64)
+    gold = np.asarray(scores[REFERENCE], dtype=np.float64)
     return {
-        "absolute": {variant: float(np.mean(scores[variant])) for variant in VARIANTS},
+        "absolute": {variant: float(np.mean(values)) for variant, values in scores.items()},
         "separations": {key: float(np.mean(value)) for key, value in diffs.items()},
         "ci95": {key: bootstrap_ci(value, n_boot=n_boot, seed=seed) for key, value in diffs.items()},
-        "win_rate": {variant: float(np.mean(gold > np.asarray(scores[variant]))) for variant in DEGRADED},
+        "win_rate": {variant: float(np.mean(gold > np.asarray(scores[variant]))) for variant in degraded_variants(scores)},
     }

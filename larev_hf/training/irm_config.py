@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from transformers import Seq2SeqTrainingArguments
 
+#: Both LAREV penalties (and RoRA's) rise linearly from 0 over this share of the training steps (thesis §5.3.3).
+PENALTY_WARMUP_RATIO = 1 / 3
 #: Penalty weights the thesis reports for T5-large (thesis §5.3.3).
 THESIS_PENALTIES = {"esnli": {"lambda_irm": 25.0, "lambda_probe": 5e-3}, "ecqa": {"lambda_irm": 5.0, "lambda_probe": 5e-4}}
 
@@ -34,8 +36,8 @@ class IRMProbeConfig(Seq2SeqTrainingArguments):
             Compute the probe term on every n-th training step only, with weight n·λ_probe, so its expected
             gradient per step is unchanged while its cost (a second encoder pass over b̃ and ψ's decoder) is paid
             1/n of the time. 1 is the thesis's objective. Measured on t5-tiny (`benchmarks/bench_larev.py`, idle CPU,
-            1 thread), step overhead over a plain `Seq2SeqTrainer` step: +23% with the probe on every step, +18% with
-            n = 2 (less saved than the 1/n count suggests), +0.5% without a probe. Evaluation always computes it.
+            1 thread), step overhead over a plain `Seq2SeqTrainer` step: +26.5% with the probe on every step, +14% with
+            n = 2, +7% with n = 4, +1% without a probe (`benchmarks/results/larev_speed.json`). Evaluation always computes it.
 
     Parameters that control the data:
         environment_column (`str`, *optional*, defaults to `"environment"`): integer environment index of a row.
@@ -51,7 +53,7 @@ class IRMProbeConfig(Seq2SeqTrainingArguments):
     lambda_irm: float = field(default=0.1, metadata={"help": "Weight of the IRMv1 penalty (thesis eq. 4.6)."})
     lambda_probe: float = field(default=0.0, metadata={"help": "Weight of the subtracted frozen-probe loss (eq. 4.10)."})
     penalty_warmup_ratio: float = field(
-        default=1 / 3, metadata={"help": "Fraction of steps over which both penalty weights warm up linearly."}
+        default=PENALTY_WARMUP_RATIO, metadata={"help": "Fraction of steps over which both penalty weights warm up linearly."}
     )
     token_reduction: str = field(default="sum", metadata={"help": "Per-example label NLL: 'sum' or 'mean' of token NLLs."})
     probe_max_loss: float | None = field(default=None, metadata={"help": "Clamp the probe loss at this value (None: no clamp)."})

@@ -21,16 +21,9 @@ import torch
 from accelerate.utils import extract_model_from_parallel
 from torch import nn
 
-CITATION = """@mastersthesis{larev,
-  title  = {LAREV: Leakage-Aware Rationale Evaluation with Conditional V-information},
-  note   = {IRM across baseline environments plus a frozen leakage probe}
-}
-@article{arjovsky2019irm,
-  title   = {Invariant Risk Minimization},
-  author  = {Arjovsky, Martin and Bottou, L{\\'e}on and Gulrajani, Ishaan and Lopez-Paz, David},
-  journal = {arXiv preprint arXiv:1907.02893},
-  year    = {2019}
-}"""
+from larev_hf.citations import bibtex
+
+CITATION = bibtex("li-2026-larev", "arjovsky-etal-2019-irm")
 
 
 def _reduce_tokens(values: torch.Tensor, mask: torch.Tensor, token_reduction: str) -> torch.Tensor:

@@ -5,20 +5,7 @@ import evaluate
 
 from larev_hf import metric as larev_metric
 
-_CITATION = """\
-@mastersthesis{li-2026-larev,
-  title  = {{LAREV}: Leakage-Aware Rationale Evaluation with Conditional V-information},
-  author = {Li, Hong-Sian},
-  school = {National Taiwan University},
-  year   = {2026}
-}
-@inproceedings{chen-etal-2023-rev,
-  title     = {{REV}: Information-Theoretic Evaluation of Free-Text Rationales},
-  author    = {Chen, Hanjie and Brahman, Faeze and Ren, Xiang and Ji, Yangfeng and Choi, Yejin and Swayamdipta, Swabha},
-  booktitle = {Proceedings of the 61st Annual Meeting of the Association for Computational Linguistics},
-  year      = {2023}
-}
-"""
+_CITATION = larev_metric.citation("larev")
 
 _DESCRIPTION = """\
 LAREV measures how much new, label-relevant information a free-text rationale adds, robustly to

@@ -1,6 +1,6 @@
 """The model card (``README.md``) of an evaluator bundle.
 
-The card is rendered from :data:`MODEL_CARD_TEMPLATE` with
+The card is rendered from the package file ``model_card_template.md`` with
 ``huggingface_hub.ModelCard.from_template``. Its YAML front matter carries
 ``library_name: larev-hf``, tags, the training data set and, as ``model-index`` results, the
 run's Gold − variant separations and absolute scores for the bundle's method (thesis tables
@@ -11,162 +11,32 @@ the bundle's config and report: the same bundle always renders the same card.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from importlib import resources
+from typing import Any
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from larev_hf.io import read_json
-from larev_hf.report import SEPARATION_TITLES, VARIANT_TITLES
-from larev_hf.scores.stats import SEPARATIONS, VARIANTS
+from larev_hf.methods import get_method
+from larev_hf.report import separation_title, variant_title
 
-if TYPE_CHECKING:
-    from larev_hf.hub import EvaluatorBundle
+#: What the card reads of a bundle (:class:`larev_hf.hub.EvaluatorBundle`: ``config``, ``report``, ``spec``,
+#: ``sources``); typed loosely so that this module does not import the bundle that renders it.
+EvaluatorBundle = Any
 
 #: Hub dataset ids of the dataset kinds that have one (a local copy in the same layout is common).
 HUB_DATASETS = {"esnli": "esnli", "cose": "cos_e", "ecqa": "yangdong/ecqa", "strategyqa": "ChilleD/StrategyQA"}
 #: ``task.type`` of the ``model-index`` results.
 TASK_TYPE = "rationale-evaluation"
+#: The ``evaluate`` modules shipped with the package (:func:`larev_hf.metric_path`); other methods use ``bundle``.
+METRIC_MODULES = ("larev", "rev", "rora", "bundle")
 
-CITATIONS = {
-    "rev": """@inproceedings{chen-etal-2023-rev,
-  title     = {{REV}: Information-Theoretic Evaluation of Free-Text Rationales},
-  author    = {Chen, Hanjie and Brahman, Faeze and Ren, Xiang and Ji, Yangfeng and Choi, Yejin and Swayamdipta, Swabha},
-  booktitle = {Proceedings of the 61st Annual Meeting of the Association for Computational Linguistics},
-  year      = {2023},
-  url       = {https://arxiv.org/abs/2210.04982}
-}""",
-    "larev": """@mastersthesis{li-2026-larev,
-  title  = {{LAREV}: Leakage-Aware Rationale Evaluation with Conditional V-information},
-  author = {Li, Hong-Sian},
-  school = {National Taiwan University},
-  year   = {2026}
-}""",
-    "rora": """@inproceedings{jiang-etal-2024-rora,
-  title     = {{RoRA}: Robust Free-Text Rationale Evaluation},
-  author    = {Jiang, Zhengping and Lu, Yining and Chen, Hanjie and Khashabi, Daniel and Van Durme, Benjamin and Liu, Anqi},
-  booktitle = {Proceedings of the 62nd Annual Meeting of the Association for Computational Linguistics},
-  year      = {2024},
-  url       = {https://github.com/zipJiang/RORA}
-}""",
-}
-#: The works each method's card cites: the method itself and what it builds on.
-METHOD_CITATIONS = {"rev": ("rev",), "larev": ("larev", "rev"), "rora": ("rora", "rev")}
 
-MODEL_CARD_TEMPLATE = """---
-{{ card_data }}
----
 
-# {{ title }}
+def model_card_template() -> str:
+    """The Jinja template of the card (``larev_hf/hub/model_card_template.md``)."""
+    return resources.files("larev_hf.hub").joinpath("model_card_template.md").read_text(encoding="utf-8")
 
-A **{{ method_title }}** evaluator bundle made with `larev-hf`:
-it scores how much new, label-relevant information a free-text rationale adds, in nats.
-
-    {{ formula }}
-
-The bundle holds {{ model_list }}, their tokenizer, {{ builder_sentence }}, the label set, the training
-configuration and the training run's report.
-
-## How to use
-
-```bash
-pip install larev-hf
-```
-
-With `evaluate` (the module `metrics/{{ method }}` of the larev-hf repository):
-
-```python
-import evaluate
-
-metric = evaluate.load("metrics/{{ method }}", evaluator="{{ location }}")
-results = metric.compute(
-    rationales=[{{ example_rationale }}],
-    labels=[{{ example_label }}],
-    inputs=[{{ example_input }}],
-)
-print(results["scores"], results["mean_score"], results["hashcode"])
-```
-
-Or directly:
-
-```python
-from larev_hf.hub import EvaluatorBundle
-
-bundle = EvaluatorBundle.from_pretrained("{{ location }}")
-scores = bundle.score(rationales=[...], labels=[...], inputs=[...])
-```
-
-### Inputs
-
-- `inputs`: one dict per example with {{ input_fields }}; an optional `id` seeds the baseline's
-  surface frame (without it the id is derived from the input text).
-- `labels`: {{ label_description }}
-- `rationales`: the free-text rationales to score (an empty string scores the baseline alone).
-{{ baselines_item }}
-
-Higher is better: a positive score means the rationale made the evaluator more confident in the
-label than {{ reference }} alone; ≈ 0 means no new information; negative means it misled.
-
-## Evaluation results
-
-On the {{ split }} split of `{{ dataset }}` (n = {{ n_examples }}): each test example's gold
-rationale against its degraded variants (Leaky: the label stated, "The answer is X."; Gold-Leaky:
-gold + that sentence; Vacuous: the vacuous baseline b, which restates the input and the label). A good metric scores Gold above every
-variant, so larger separations are better.
-
-| Separation | {{ method_title }} | 95% bootstrap interval |
-| --- | --- | --- |
-{% for row in separation_rows -%}
-| {{ row.title }} | {{ row.value }} | {{ row.interval }} |
-{% endfor %}
-| Variant | Mean score (nats) |
-| --- | --- |
-{% for row in absolute_rows -%}
-| {{ row.title }} | {{ row.value }} |
-{% endfor %}
-{%- if accuracy_rows %}
-Evaluator accuracy on the {{ split }} split (%):
-
-| Model | Input | Accuracy |
-| --- | --- | --- |
-{% for row in accuracy_rows -%}
-| {{ row.model }} | {{ row.input }} | {{ row.value }} |
-{% endfor %}
-{%- endif %}
-
-## Training
-
-- Data set: `{{ dataset }}`{% if max_train_examples %} (first {{ max_train_examples }} training examples){% endif %}
-- Backbone: `{{ backbone }}`; input format `{{ input_format }}`; log p(y | ·) reduction `{{ reduction }}`
-- Seed: {{ seed }}
-{%- if larev_weights %}
-- Leakage-aware objective of the rationale model: {{ larev_weights }}
-{%- endif %}
-
-<details>
-<summary>Full training configuration</summary>
-
-```json
-{{ training_json }}
-```
-
-</details>
-
-## Limitations
-
-- Scores are comparable only between rationales scored by the same bundle (the same
-  `hashcode`), on inputs like the training data: a different task, domain or label set is out
-  of distribution for both evaluators.
-- An evaluator trained on one data set's rationales rewards what that data set's rationales
-  contain; it is not a judge of truthfulness or of style.
-- A `hf` baseline builder loads its generation model by the name stored in the bundle at
-  scoring time (a download unless it is cached or passed as `baselines`).
-
-## Citation
-
-```bibtex
-{{ citation }}
-```
-"""
 
 
 def _fmt(value: float) -> str:
@@ -194,20 +64,20 @@ def eval_results(bundle: EvaluatorBundle) -> list[EvalResult]:
               "dataset_name": dataset, "dataset_split": report.get("split", "test")}
     title = bundle.spec.title
     results = []
-    for key in SEPARATIONS:
+    for key in entry["separations"]:
         low, high = entry["ci95"][key]
-        results.append(EvalResult(metric_type=key, metric_name=f"{title} {SEPARATION_TITLES[key]}",
+        results.append(EvalResult(metric_type=key, metric_name=f"{title} {separation_title(key)}",
                                   metric_value=float(entry["separations"][key]),
                                   metric_args={"ci95_low": float(low), "ci95_high": float(high)}, **common))
-    for variant in VARIANTS:
-        results.append(EvalResult(metric_type=f"score_{variant}", metric_name=f"{title} score ({VARIANT_TITLES[variant]})",
+    for variant in entry["absolute"]:
+        results.append(EvalResult(metric_type=f"score_{variant}", metric_name=f"{title} score ({variant_title(variant)})",
                                   metric_value=float(entry["absolute"][variant]), **common))
     return results
 
 
 def citation(method: str) -> str:
-    """BibTeX of the works a ``method``'s bundle rests on."""
-    return "\n".join(CITATIONS[key] for key in METHOD_CITATIONS[method])
+    """BibTeX of the works a ``method``'s bundle rests on (the registry's citation keys, from ``citations.bib``)."""
+    return get_method(method).citation
 
 
 def make_model_card(bundle: EvaluatorBundle, repo_id: str | None = None) -> ModelCard:
@@ -232,13 +102,13 @@ def make_model_card(bundle: EvaluatorBundle, repo_id: str | None = None) -> Mode
     )
     entry = report["methods"][config.method]
     separation_rows = [
-        {"title": SEPARATION_TITLES[k], "value": _fmt(entry["separations"][k]),
+        {"title": separation_title(k), "value": _fmt(entry["separations"][k]),
          "interval": f"[{_fmt(entry['ci95'][k][0])}, {_fmt(entry['ci95'][k][1])}]"}
-        for k in SEPARATIONS
+        for k in entry["separations"]
     ]
-    absolute_rows = [{"title": VARIANT_TITLES[v], "value": _fmt(entry["absolute"][v])} for v in VARIANTS]
+    absolute_rows = [{"title": variant_title(v), "value": _fmt(value)} for v, value in entry["absolute"].items()]
     accuracy_rows = [
-        {"model": model, "input": VARIANT_TITLES.get(variant, "b alone" if variant == "baseline" else variant),
+        {"model": model, "input": "b alone" if variant == "baseline" else variant_title(variant),
          "value": f"{100 * value:.2f}"}
         for model, values in (report.get("accuracy") or {}).items() if model in config.models.values()
         for variant, value in values.items()
@@ -263,9 +133,10 @@ def make_model_card(bundle: EvaluatorBundle, repo_id: str | None = None) -> Mode
         reference = "the vacuous baseline"
     return ModelCard.from_template(
         card_data,
-        template_str=MODEL_CARD_TEMPLATE,
+        template_str=model_card_template(),
         title=f"{spec.title} evaluator: {config.dataset}, {backbone}",
         method=config.method,
+        metric_module=config.method if config.method in METRIC_MODULES else "bundle",
         method_title=spec.title,
         formula=spec.formula,
         model_list=" and ".join(f"{spec.model_titles[role]} in `{subdir}/`" for role, subdir in config.models.items()),

@@ -1,22 +1,11 @@
 # Copyright 2026 The larev-hf Authors. Licensed under the Apache License, Version 2.0.
-"""RoRA: robust free-text rationale evaluation against label leakage (an ``evaluate`` module).
-
-Scoring needs ``larev_hf.rora``; until it is part of larev-hf, loading a RoRA bundle raises a
-``NotImplementedError`` that says so.
-"""
+"""RoRA: robust free-text rationale evaluation against label leakage (an ``evaluate`` module)."""
 
 import evaluate
 
 from larev_hf import metric as larev_metric
 
-_CITATION = """\
-@inproceedings{jiang-etal-2024-rora,
-  title     = {{RoRA}: Robust Free-Text Rationale Evaluation},
-  author    = {Jiang, Zhengping and Lu, Yining and Chen, Hanjie and Khashabi, Daniel and Van Durme, Benjamin and Liu, Anqi},
-  booktitle = {Proceedings of the 62nd Annual Meeting of the Association for Computational Linguistics},
-  year      = {2024}
-}
-"""
+_CITATION = larev_metric.citation("rora")
 
 _DESCRIPTION = """\
 RoRA measures the new information a free-text rationale supplies to justify the label, robustly to

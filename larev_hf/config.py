@@ -1,0 +1,270 @@
+"""A run's configuration, one dataclass per concern (the TRL / HF way), composed into :class:`RunConfig`.
+
+Sections: :class:`RunSection` (which methods), :class:`DataConfig`, :class:`BackboneConfig`,
+:class:`TrainingConfig`, :class:`EvaluationConfig`, :class:`LoraConfig`, then every registered method's own
+settings dataclass (:attr:`larev_hf.methods.Method.settings_class`: LAREV's λs, RoRA's threshold, ...). Every default
+lives in its field; the ``larev-hf`` flags are generated from the fields (:func:`add_run_arguments`), and
+``run_config.json`` is the flat dict of all of them (:meth:`RunConfig.to_dict`), which round-trips; an unknown key in
+it is reported, not dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from larev_hf.methods import get_method, method_names, resolve_methods
+from larev_hf.methods.settings import add_dataclass_arguments, comma_list, field_values, help_field
+from larev_hf.modeling import PRESETS, get_input_format, is_preset, training_defaults
+from larev_hf.modeling.lora import LoraSettings
+from larev_hf.scores import VARIANTS
+from larev_hf.training import TrainSettings
+
+DATASETS = ("esnli", "cose", "strategyqa", "ecqa", "synthetic", "jsonl")
+#: Modules a preset trains in full under ``--lora``: its random input embeddings. Measured on e-SNLI 2k/1k
+#: (benchmarks/bench_lora.py): adapters alone reached about half the full fine-tune's SUM, with embed_tokens 94-108%.
+PRESET_LORA_MODULES_TO_SAVE = ["embed_tokens"]
+
+
+@dataclass
+class RunSection:
+    """Which metrics a run trains and reports."""
+
+    method: str = help_field("rev", "metric(s) to train and report: 'all' or a comma-separated list of the registered "
+                                    "methods (rev, larev, rora, las, rq)", report_only=True)
+    extra: dict[str, Any] = help_field({}, "free-form notes kept with the run", cli=False, report_only=True)
+
+    def validate(self, config: RunConfig) -> None:
+        resolve_methods(self.method)
+
+
+@dataclass
+class DataConfig:
+    """Where the data comes from and how baselines and training rationales are built (thesis A.1 steps 1-3)."""
+
+    dataset: str = help_field("synthetic", "dataset kind", choices=DATASETS)
+    data_dir: str | None = help_field(None, "local directory with {train,validation,test}.jsonl, or a Hub dataset name")
+    baseline_builder: str = help_field(
+        "template", "'template' (offline rules) or an HF model: 'paraphrase:<name>' / 'qa2d:<name>'")
+    max_train_examples: int | None = help_field(None, "use the first N training examples")
+    max_eval_examples: int | None = help_field(None, "use the first N validation/test examples")
+    train_rationale: str = help_field(
+        "gold", "the rationale variant every evaluator trains on (RoRA §4's protocol trains on the type it scores: one "
+        "run per variant); default: the dataset's own rationales", choices=VARIANTS)
+    loader_options: dict[str, Any] = help_field(
+        {}, "--dataset jsonl: column mapping, task and label set (--column-mapping, --task, --label-set)", cli=False)
+
+    def validate(self, config: RunConfig) -> None:
+        if self.train_rationale not in VARIANTS:
+            raise ValueError(f"train_rationale must be one of {VARIANTS}, got {self.train_rationale!r}")
+        if self.loader_options and self.dataset != "jsonl":
+            raise ValueError(f"--column-mapping / --task / --label-set apply to --dataset jsonl, not {self.dataset!r}")
+        if self.data_dir is not None and Path(self.data_dir).is_file():
+            raise ValueError(f"--data-dir {self.data_dir} is a file; expected a directory with train/validation/test "
+                             "files (score a single file with `larev-hf evaluate --data-file`)")
+
+
+@dataclass
+class BackboneConfig:
+    """The evaluators' architecture and how they read and score text."""
+
+    backbone: str = help_field(
+        "t5-tiny", f"an offline preset ({', '.join(PRESETS)}) or any HF seq2seq checkpoint name or path (t5-large, "
+        "facebook/bart-large)")
+    input_format: str = help_field("larev", "encoder text template (see docs)", choices=("larev", "rev"))
+    reduction: str = help_field("sum", "log p(y|·) as the summed (default) or REV's mean token log-prob",
+                                choices=("sum", "mean"))
+
+    def validate(self, config: RunConfig) -> None:
+        if self.reduction not in ("sum", "mean"):
+            raise ValueError(f"reduction must be 'sum' or 'mean', got {self.reduction!r}")
+        get_input_format(self.input_format)
+
+
+@dataclass
+class TrainingConfig:
+    """Optimisation of every trained model; ``None`` means the backbone's default (presets vs checkpoints)."""
+
+    seed: int = help_field(0, "random seed of data sampling, initialisation and training")
+    learning_rate: float | None = help_field(None, "default: the backbone's (1e-3 presets, 3e-5 pretrained)")
+    num_train_epochs: float | None = help_field(None, "default: the backbone's")
+    batch_size: int | None = help_field(None, "default: the backbone's")
+    select_on_validation: bool = help_field(
+        False, "keep the epoch of Φ_base / Φ with the lowest validation loss (default: the last epoch)")
+
+
+@dataclass
+class EvaluationConfig:
+    """Scoring and reporting only: a resumed run may change these."""
+
+    eval_batch_size: int = help_field(64, "scoring batch size", report_only=True)
+    n_boot: int = help_field(1000, "bootstrap resamples for the 95%% intervals", report_only=True)
+
+
+@dataclass
+class LoraConfig:
+    """LoRA (PEFT) for every trained seq2seq model."""
+
+    lora: bool = help_field(False, "train LoRA adapters instead of full fine-tuning")
+    lora_r: int = help_field(16, "adapter rank")
+    lora_alpha: int = help_field(32, "adapter scaling numerator (update × alpha / r)")
+    lora_dropout: float = help_field(0.05, "adapter dropout")
+    lora_target_modules: list[str] | None = help_field(
+        None, "comma-separated module-name suffixes, e.g. 'q,v' (default: every linear layer but the output)",
+        type=comma_list)
+    lora_modules_to_save: list[str] | None = help_field(
+        None, "modules trained in full alongside the adapters (default: 'embed_tokens' for presets, whose embeddings "
+        "are random; none for checkpoints; '' for none)", type=comma_list)
+
+
+#: The core sections, in order, with the title of their CLI option group.
+CORE_SECTIONS: tuple[tuple[str, type], ...] = (
+    ("run", RunSection), ("data", DataConfig), ("backbone", BackboneConfig), ("training", TrainingConfig),
+    ("evaluation", EvaluationConfig), ("LoRA (PEFT) for every trained model", LoraConfig),
+)
+
+
+def config_sections() -> list[tuple[str, type]]:
+    """The core sections, then each registered method's settings dataclass (titled after the method)."""
+    sections = list(CORE_SECTIONS)
+    for name in method_names():
+        method = get_method(name)
+        if method.settings_class is not None and method.settings_class not in [cls for _, cls in sections]:
+            sections.append((f"{method.title} ({name})", method.settings_class))
+    return sections
+
+
+class RunConfig:
+    """Everything that defines a run; saved as ``run_config.json`` and checked on resume.
+
+    Built from flat keyword arguments (``RunConfig(method="all", lambda_irm=0.5)``), each going to the section that
+    declares it; read back as attributes (``config.lambda_irm``) or section objects (``config.sections``).
+    """
+
+    def __init__(self, **values: Any) -> None:
+        remaining = dict(values)
+        sections = {}
+        for title, cls in config_sections():
+            names = [f.name for f in dataclasses.fields(cls)]
+            sections[title] = cls(**{name: remaining.pop(name) for name in names if name in remaining})
+        if remaining:
+            raise ValueError(f"unknown setting(s) {sorted(remaining)}; known: {sorted(self._field_names())} "
+                             "(a setting of a method that is not registered in this process?)")
+        object.__setattr__(self, "sections", sections)
+        for section in sections.values():
+            if hasattr(section, "validate"):
+                section.validate(self)
+
+    @staticmethod
+    def _field_names() -> list[str]:
+        return [f.name for _, cls in config_sections() for f in dataclasses.fields(cls)]
+
+    def __getattr__(self, name: str) -> Any:
+        for section in self.__dict__.get("sections", {}).values():
+            if name in section.__dataclass_fields__:
+                return getattr(section, name)
+        raise AttributeError(f"RunConfig has no setting {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("RunConfig is immutable; build a new one with replace(**changes)")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RunConfig) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        defaults = RunConfig._defaults()
+        changed = {k: v for k, v in self.to_dict().items() if defaults.get(k) != v}
+        return f"RunConfig({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+
+    @staticmethod
+    def _defaults() -> dict[str, Any]:
+        return {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory()
+                for _, cls in config_sections() for f in dataclasses.fields(cls)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every setting by name (what ``run_config.json`` holds)."""
+        return {name: value for section in self.sections.values() for name, value in dataclasses.asdict(section).items()}
+
+    def replace(self, **changes: Any) -> RunConfig:
+        return RunConfig(**{**self.to_dict(), **changes})
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], source: str = "run_config.json") -> RunConfig:
+        """Rebuild a saved configuration; a key missing from an older file takes its default, an unknown key raises
+        a ``ValueError`` naming ``source``."""
+        known = set(cls._field_names())
+        unknown = sorted(k for k in values if k not in known)
+        if unknown:
+            raise ValueError(f"{source}: unknown setting(s) {unknown}; it was written by another version of larev-hf "
+                             "or with a method that is not registered in this process")
+        return cls(**values)
+
+    @staticmethod
+    def field_metadata() -> dict[str, dict[str, Any]]:
+        """Setting name → its field metadata (``report_only``, ``stages``, ``help``)."""
+        return {f.name: dict(f.metadata) for _, cls in config_sections() for f in dataclasses.fields(cls)}
+
+    # ------------------------------------------------------------------ derived settings
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The methods of the run, in canonical (registry) order."""
+        return resolve_methods(self.method)
+
+    def train_settings(self, progress: bool = True) -> TrainSettings:
+        defaults = training_defaults(self.backbone)
+        return TrainSettings(
+            learning_rate=self.learning_rate or defaults["learning_rate"],
+            num_train_epochs=self.num_train_epochs or defaults["num_train_epochs"],
+            batch_size=self.batch_size or int(defaults["batch_size"]),
+            seed=self.seed, progress=progress, lora=self.lora_settings(),
+        )
+
+    def lora_settings(self) -> LoraSettings | None:
+        """The run's LoRA settings, or ``None`` for full fine-tuning. ``lora_modules_to_save=None`` means the
+        backbone's default (:data:`PRESET_LORA_MODULES_TO_SAVE` for presets, none for checkpoints); ``[]`` means none."""
+        if not self.lora:
+            return None
+        modules_to_save = self.lora_modules_to_save
+        if modules_to_save is None:
+            modules_to_save = PRESET_LORA_MODULES_TO_SAVE if is_preset(self.backbone) else None
+        return LoraSettings(r=self.lora_r, alpha=self.lora_alpha, dropout=self.lora_dropout,
+                            target_modules=self.lora_target_modules, modules_to_save=modules_to_save or None)
+
+
+# --------------------------------------------------------------------------- the command line
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every section's flags, one option group per section (the core sections' first without a group title)."""
+    for title, cls in config_sections():
+        target = parser if title in ("run", "data", "backbone", "training", "evaluation") else parser.add_argument_group(title)
+        add_dataclass_arguments(target, cls)
+    data = parser.add_argument_group("--dataset jsonl")
+    data.add_argument("--column-mapping", type=_json_object, default=None,
+                      help='schema field → your column, e.g. \'{"label": "answer", "rationale": "explanation"}\'')
+    data.add_argument("--task", default=None, choices=("nli", "qa", "yesno"), help="the task kind (default qa)")
+    data.add_argument("--label-set", type=comma_list, default=None,
+                      help="without a choices column: comma-separated labels")
+
+
+def _json_object(text: str) -> dict:
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r} ({error.msg})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
+    return value
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    """The :class:`RunConfig` of parsed ``larev-hf run`` arguments."""
+    values = {}
+    for _, cls in config_sections():
+        values.update(field_values(cls, args))
+    options = {"column_mapping": args.column_mapping, "task": args.task, "label_set": args.label_set}
+    values["loader_options"] = {key: value for key, value in options.items() if value is not None}
+    return RunConfig(**values)

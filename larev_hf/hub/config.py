@@ -1,0 +1,125 @@
+"""``config_larev.json``: what a bundle is (method, task, label set, formats, models, checksums, training config)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from larev_hf import __version__
+from larev_hf.data.schema import TASKS
+from larev_hf.io import read_json
+from larev_hf.methods import exportable_methods, get_method
+
+#: File names inside a bundle (module-level constants, as SetFit and transformers keep them).
+CONFIG_NAME = "config_larev.json"
+REPORT_NAME = "report.json"
+MODEL_CARD_NAME = "README.md"
+TOKENIZER_DIR = "tokenizer"
+#: Version of the bundle layout; bumped when a reader of the old layout could misread the new one.
+FORMAT_VERSION = 1
+
+
+@dataclass
+class BundleConfig:
+    """The contents of ``config_larev.json``.
+
+    Args:
+        method (`str`): ``"rev"``, ``"larev"`` or ``"rora"``.
+        task (`str`): ``"nli"``, ``"qa"`` or ``"yesno"``: which input fields ``score`` expects.
+        label_set (`list[str]`, *optional*): the labels the evaluators were trained on when they are a
+            fixed set (NLI, yes/no, QA with shared choices); ``None`` for QA, whose label is the answer text.
+        input_format (`str`): the encoder template name (:data:`larev_hf.modeling.INPUT_FORMATS`; ``"rora"`` for RoRA).
+        reduction (`str`): ``"sum"`` (log p(y | ·)) or ``"mean"`` (REV's per-token mean).
+        baseline_builder (`dict`, *optional*): the builder's ``to_config()``; ``None`` for RoRA, which reads x, not b.
+        models (`dict[str, str]`): role → model directory inside the bundle.
+        dataset (`str`): the training data set kind (``"esnli"``, ``"synthetic"``, ...).
+        training (`dict`): the run's configuration (``run_config.json``).
+        files_sha256 (`dict[str, str]`): SHA-256 of every model and tokenizer file (bundle-relative path).
+        tokenizer (`str`, *optional*, defaults to `"tokenizer"`): the tokenizer directory.
+        format_version (`int`, *optional*): the bundle layout version.
+        library_version (`str`, *optional*): the larev-hf version that wrote the bundle.
+    """
+
+    method: str
+    task: str
+    label_set: list[str] | None
+    input_format: str
+    reduction: str
+    baseline_builder: dict[str, Any] | None
+    models: dict[str, str]
+    dataset: str
+    training: dict[str, Any]
+    files_sha256: dict[str, str] = field(default_factory=dict)
+    tokenizer: str = TOKENIZER_DIR
+    format_version: int = FORMAT_VERSION
+    library_version: str = __version__
+
+    def __post_init__(self) -> None:
+        from larev_hf.modeling import get_input_format
+
+        if self.method not in exportable_methods():
+            raise ValueError(f"method {self.method!r} is not a bundle method; expected one of {exportable_methods()}")
+        if self.task not in TASKS:
+            raise ValueError(f"task {self.task!r}: expected one of {TASKS}")
+        if self.reduction not in ("sum", "mean"):
+            raise ValueError(f"reduction must be 'sum' or 'mean', got {self.reduction!r}")
+        spec = get_method(self.method)
+        if spec.reads_input:
+            if self.input_format != self.method:
+                raise ValueError(f"input_format {self.input_format!r}: a {self.method} bundle uses {self.method!r}")
+        else:
+            get_input_format(self.input_format)
+        roles = set(spec.roles)
+        if set(self.models) != roles:
+            raise ValueError(f"models {self.models}: a {self.method} bundle needs exactly the roles {sorted(roles)}")
+        if not (spec.reads_input and self.baseline_builder is None) and (
+                not isinstance(self.baseline_builder, Mapping) or "name" not in self.baseline_builder):
+            raise ValueError(f"baseline_builder {self.baseline_builder!r}: expected a builder's to_config() dict")
+        if self.format_version > FORMAT_VERSION:
+            raise ValueError(f"bundle format {self.format_version} is newer than this larev-hf ({__version__}) reads "
+                             f"(format {FORMAT_VERSION}); upgrade larev-hf")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], source: str = CONFIG_NAME) -> BundleConfig:
+        """Validate and build; a missing key or a bad value raises a ``ValueError`` naming ``source``."""
+        names = [f.name for f in fields(cls)]
+        required = [f.name for f in fields(cls) if f.name not in ("files_sha256", "tokenizer", "format_version",
+                                                                   "library_version")]
+        missing = [name for name in required if name not in values]
+        if missing:
+            raise ValueError(f"{source}: missing key(s) {missing}; expected the keys {names}")
+        try:
+            return cls(**{name: values[name] for name in names if name in values})
+        except ValueError as error:
+            raise ValueError(f"{source}: {error}") from None
+
+    def scoring_settings(self) -> dict[str, Any]:
+        """Everything that determines a score: what :attr:`EvaluatorBundle.settings_hash` hashes."""
+        return {"method": self.method, "task": self.task, "label_set": self.label_set, "input_format": self.input_format,
+                "reduction": self.reduction, "baseline_builder": self.baseline_builder,
+                "models": dict(self.models), "files_sha256": dict(self.files_sha256)}
+
+
+def read_bundle_config(root: str | os.PathLike) -> BundleConfig:
+    """Read and validate ``<root>/config_larev.json``."""
+    root = Path(root)
+    path = root / CONFIG_NAME
+    if not path.is_file():
+        hint = (f"; {root} is a run directory: export it with `larev-hf export --run-dir {root} --method larev "
+                "--output-dir <bundle>`") if (root / "run_config.json").is_file() else ""
+        raise FileNotFoundError(f"{root}: no {CONFIG_NAME}; expected an evaluator bundle written by "
+                                f"EvaluatorBundle.save_pretrained or `larev-hf export`{hint}")
+    try:
+        values = read_json(path)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: malformed JSON ({error.msg}, line {error.lineno})") from None
+    if not isinstance(values, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(values).__name__}")
+    return BundleConfig.from_dict(values, source=str(path))

@@ -1,0 +1,86 @@
+"""File utilities of bundles: where a bundle is (a directory or a Hub snapshot), checksums, atomic replacement."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+from larev_hf import __version__
+from larev_hf.io import read_jsonl
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.startswith((".", "/", "~")) or "\\" in text or text.count("/") > 1 or os.path.isabs(text)
+
+
+def resolve_bundle_dir(
+    path_or_repo_id: str | os.PathLike,
+    *,
+    revision: str | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    token: str | bool | None = None,
+    local_files_only: bool = False,
+) -> Path:
+    """A local bundle directory for ``path_or_repo_id``: the directory itself, or a Hub snapshot."""
+    text = os.fspath(path_or_repo_id)
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return path
+    if path.exists():
+        raise NotADirectoryError(f"{text} is a file; expected an evaluator bundle directory (`larev-hf export`) or a Hub repo id")
+    if _looks_like_path(text):
+        raise FileNotFoundError(f"{text}: no such directory; expected an evaluator bundle directory (`larev-hf export`) "
+                                "or a Hub repo id such as 'user/larev-esnli'")
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(text, revision=revision, cache_dir=cache_dir, token=token,
+                                      local_files_only=local_files_only, library_name="larev-hf",
+                                      library_version=__version__))
+    except Exception as error:  # noqa: BLE001 - offline, unknown repo, bad id: all mean "not found"
+        raise FileNotFoundError(f"{text}: not a local directory, and the Hugging Face Hub could not provide it "
+                                f"({type(error).__name__}: {error})") from error
+
+
+def task_and_label_set(train_file: Path) -> tuple[str, list[str] | None]:
+    """The run's task, and its label set when every training example shares one list of choices."""
+    tasks: set[str] = set()
+    choice_sets: set[tuple[str, ...]] = set()
+    for _, record in read_jsonl(train_file):
+        tasks.add(record["task"])
+        choice_sets.add(tuple(record["choices"]))
+    if len(tasks) != 1:
+        raise ValueError(f"{train_file}: expected one task in the training data, found {sorted(tasks)}")
+    return tasks.pop(), list(choice_sets.pop()) if len(choice_sets) == 1 else None
+
+
+def checksums(sources: Mapping[str, Path]) -> dict[str, str]:
+    """SHA-256 of every file under each source directory, keyed by its path inside the bundle."""
+    sums = {}
+    for name, source in sorted(sources.items()):
+        for path in sorted(p for p in Path(source).rglob("*") if p.is_file()):
+            digest = hashlib.sha256()
+            with path.open("rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(chunk)
+            sums[f"{name}/{path.relative_to(source).as_posix()}"] = digest.hexdigest()
+    return sums
+
+
+def replace_directory(new: Path, target: Path) -> None:
+    """Move the complete directory ``new`` to ``target``, replacing what is there."""
+    if not target.exists():
+        os.replace(new, target)
+        return
+    old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
+    os.replace(target, old)
+    try:
+        os.replace(new, target)
+    except OSError:
+        os.replace(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,146 @@
+"""Validation of what users pass to ``score`` / ``compute``: one schema record per example, or an error that names the
+argument, the example's position, the field and what was expected."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from larev_hf.data.schema import NLI_LABELS, TASKS, YESNO_LABELS
+from larev_hf.io import DataError
+
+Locate = Callable[[str, int, "str | None"], str]
+
+
+_TASK_NAMES = {"nli": "an NLI", "qa": "a QA", "yesno": "a yes/no"}
+
+
+def _default_locate(kind: str, index: int, key: str | None = None) -> str:
+    return f"{kind}[{index}]" + (f"[{key!r}]" if key else "")
+
+
+def _derived_id(task: str, premise: str, hypothesis: str, question: str) -> str:
+    digest = hashlib.sha1(json.dumps([task, premise, hypothesis, question]).encode("utf-8")).hexdigest()
+    return f"x-{digest[:16]}"
+
+
+def _as_list(value: Any, name: str) -> list[Any]:
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise DataError(f"{name}: expected a list with one entry per example, got {type(value).__name__}")
+    return list(value)
+
+
+def build_records(
+    rationales: Sequence[str],
+    labels: Sequence[str],
+    inputs: Sequence[Mapping[str, Any]],
+    *,
+    task: str,
+    label_set: Sequence[str] | None = None,
+    baselines: Sequence[str] | None = None,
+    require_choices: bool = False,
+    offset: int = 0,
+    locate: Locate | None = None,
+) -> list[dict[str, Any]]:
+    """Validate what a user passes to ``score``/``compute`` and build one schema record per example.
+
+    What ``inputs`` holds, per example (a dict; other keys, e.g. a whole schema record's, are ignored):
+
+    - ``task="nli"``: ``premise`` and ``hypothesis`` (non-empty strings).
+    - ``task="qa"``: ``question``; optionally ``choices`` (the answer options; the label must be one of them;
+      required with ``require_choices``, as RoRA's evaluators read the options).
+    - ``task="yesno"``: ``question``.
+    - any task: optionally ``id`` (it seeds the template baseline's surface frame; without it the id is
+      derived from the input text, so the same input always gets the same baseline) and ``task``
+      (checked against the evaluator's).
+
+    Args:
+        rationales (`Sequence[str]`): one rationale per example (an empty string is allowed: b alone).
+        labels (`Sequence[str]`): one label per example, in ``label_set`` when there is one.
+        inputs (`Sequence[Mapping]`): one input dict per example, as above.
+        task (`str`): the evaluator's task.
+        label_set (`Sequence[str]`, *optional*): the evaluator's labels; ``None`` = open (QA answer texts).
+        baselines (`Sequence[str]`, *optional*): user-given baselines, checked to be non-empty strings.
+        require_choices (`bool`, *optional*, defaults to `False`): QA inputs must list their ``choices``.
+        offset (`int`, *optional*, defaults to 0): added to positions in error messages (for batches).
+        locate (`Callable`, *optional*): ``locate(kind, index, key)`` → where, for error messages;
+            defaults to ``inputs[3]['hypothesis']`` style.
+
+    Returns:
+        `list[dict]`: schema records (``id, task, premise, hypothesis, question, choices, label, rationale``).
+
+    Raises:
+        DataError: naming the argument, the example's position and the field, and what was expected.
+    """
+    if task not in TASKS:
+        raise ValueError(f"task {task!r}: expected one of {TASKS}")
+    locate = locate or _default_locate
+    columns = {"rationales": _as_list(rationales, "rationales"), "labels": _as_list(labels, "labels"),
+               "inputs": _as_list(inputs, "inputs")}
+    if baselines is not None:
+        columns["baselines"] = _as_list(baselines, "baselines")
+    lengths = {name: len(values) for name, values in columns.items()}
+    if len(set(lengths.values())) > 1:
+        raise DataError(f"{', '.join(f'{n} {name}' for name, n in lengths.items())}: expected one of each per example")
+    if label_set is None and task == "nli":
+        label_set = NLI_LABELS
+    if label_set is None and task == "yesno":
+        label_set = YESNO_LABELS
+    needed = ("premise", "hypothesis") if task == "nli" else ("question",)
+    if task == "qa":
+        needed_choices = ", 'choices': [str, ...]" + ("" if require_choices else " (optional)")
+    shape = "{" + ", ".join(f"{key!r}: str" for key in needed) + (needed_choices if task == "qa" else "") + "}"
+    records = []
+    for i, (rationale, label, example) in enumerate(zip(columns["rationales"], columns["labels"], columns["inputs"], strict=True)):
+        at = offset + i
+        if not isinstance(example, Mapping):
+            raise DataError(f"{locate('inputs', at, None)}: expected a dict {shape} for {_TASK_NAMES[task]} evaluator, "
+                            f"got {type(example).__name__}")
+        if example.get("task") not in (None, task):
+            raise DataError(f"{locate('inputs', at, 'task')}: {example['task']!r}, but this evaluator was trained on "
+                            f"{task!r} examples")
+        values = {}
+        for key in needed:
+            value = example.get(key)
+            if not isinstance(value, str) or not value.strip():
+                problem = "missing" if value is None else f"{value!r} ({type(value).__name__})"
+                raise DataError(f"{locate('inputs', at, key)}: {problem}; expected a non-empty string "
+                                f"({_TASK_NAMES[task]} evaluator reads {shape})")
+            values[key] = value
+        choices = example.get("choices") if task == "qa" else None
+        if choices is None and task == "qa" and require_choices:
+            raise DataError(f"{locate('inputs', at, 'choices')}: missing; expected the answer options (this evaluator "
+                            f"reads them: {shape})")
+        if choices is not None:
+            if isinstance(choices, str) or not isinstance(choices, Sequence) or not choices \
+                    or not all(isinstance(c, str) and c.strip() for c in choices):
+                raise DataError(f"{locate('inputs', at, 'choices')}: {choices!r}; expected a non-empty list of "
+                                "non-empty strings (the answer options) or no 'choices' key")
+            choices = list(choices)
+        if not isinstance(label, str) or not label.strip():
+            raise DataError(f"{locate('labels', at, None)}: {label!r} ({type(label).__name__}); expected a label string"
+                            + (f", one of {list(label_set)}" if label_set else ""))
+        if choices is not None and label not in choices:
+            raise DataError(f"{locate('labels', at, None)}: {label!r} is not one of this example's choices {choices}")
+        if label_set is not None and label not in label_set:
+            raise DataError(f"{locate('labels', at, None)}: {label!r} is not in the evaluator's label set {list(label_set)}")
+        if not isinstance(rationale, str):
+            raise DataError(f"{locate('rationales', at, None)}: {rationale!r} ({type(rationale).__name__}); "
+                            "expected a string (may be empty)")
+        if baselines is not None:
+            baseline = columns["baselines"][i]
+            if not isinstance(baseline, str) or not baseline.strip():
+                raise DataError(f"{locate('baselines', at, None)}: {baseline!r}; expected a non-empty baseline string")
+        raw_id = example.get("id")
+        if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip()):
+            raise DataError(f"{locate('inputs', at, 'id')}: {raw_id!r}; expected a non-empty string or no 'id' key")
+        premise, hypothesis, question = values.get("premise", ""), values.get("hypothesis", ""), values.get("question", "")
+        records.append({
+            "id": str(raw_id) if raw_id is not None else _derived_id(task, premise, hypothesis, question),
+            "task": task, "premise": premise, "hypothesis": hypothesis, "question": question,
+            "choices": choices if choices is not None else list(label_set or [label]),
+            "label": label, "rationale": rationale,
+        })
+    return records

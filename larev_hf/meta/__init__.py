@@ -1,0 +1,71 @@
+"""Meta-evaluation of rationale metrics: the VARSuite adversarial families and the statistics that
+check whether a metric ranks gold rationales above them (VARIF proposal §4-§6).
+
+Depends only on :mod:`larev_hf.data`, :mod:`larev_hf.io`, numpy and scipy.
+"""
+
+from larev_hf.meta.stats import (
+    EXPECTED_ORDER,
+    NOT_WORSE_THAN_GOLD,
+    auc,
+    auc_ci,
+    kendall_tau_b,
+    mean_separation,
+    paired_win_rate,
+    summarize_method,
+)
+from larev_hf.meta.suite import (
+    DEFAULT_FAMILIES,
+    FAMILIES,
+    FAMILY_LETTERS,
+    NEGATORS,
+    ROW_KEYS,
+    STOPWORDS,
+    TEMPLATES,
+    FamilyFn,
+    UserFamily,
+    build_suite,
+    build_suite_with_skips,
+    content_words,
+    drift_family,
+    example_rng,
+    is_negation_edit,
+    load_suite,
+    load_user_family,
+    negation_edits,
+    register_family,
+    template_family,
+    write_suite,
+)
+
+__all__ = [
+    "DEFAULT_FAMILIES",
+    "EXPECTED_ORDER",
+    "FAMILIES",
+    "FAMILY_LETTERS",
+    "NEGATORS",
+    "NOT_WORSE_THAN_GOLD",
+    "ROW_KEYS",
+    "STOPWORDS",
+    "TEMPLATES",
+    "FamilyFn",
+    "UserFamily",
+    "auc",
+    "auc_ci",
+    "build_suite",
+    "build_suite_with_skips",
+    "content_words",
+    "drift_family",
+    "example_rng",
+    "is_negation_edit",
+    "kendall_tau_b",
+    "load_suite",
+    "load_user_family",
+    "mean_separation",
+    "negation_edits",
+    "paired_win_rate",
+    "register_family",
+    "summarize_method",
+    "template_family",
+    "write_suite",
+]

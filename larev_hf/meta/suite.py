@@ -1,0 +1,418 @@
+"""VARSuite: adversarial rationales for meta-evaluating rationale metrics (VARIF proposal §4).
+
+Every example ``(x, y, r)`` yields one row per family; a family may skip an example (no place for a
+negation edit, no content word). Families (letters as in VARIF §4):
+
+- ``gold``: the human rationale ``r`` — the reference every other family is compared with.
+- ``gold_leaky``: ``r`` + ``"The answer is {label}."`` (:data:`~larev_hf.data.variants.LEAKY_TEMPLATE`).
+- ``vacuous`` (A): label-free filler, "The answer follows from the evidence provided."
+- ``leak`` (B): states the label verbatim, "The label is entailment."
+- ``circular`` (C): the label justified by itself, "This is entailment because the premise entails the
+  hypothesis."
+- ``pseudo_specific`` (D): "Because the text mentions {a content word of x}, the conclusion follows."
+- ``drift`` (E): ``r`` with exactly one negation inserted or deleted (:func:`is_negation_edit` holds).
+- ``label_swap`` (F): ``r`` paired with a wrong label; the row's baseline is built for that label.
+
+A-D draw one of at least five surface templates per task, so no metric passes by memorising one
+string. All randomness comes from :func:`example_rng`, seeded by a SHA-256 of ``(seed, family, id)``,
+so a suite is byte-identical across processes and adding a family never changes another's rows.
+
+(About 400 lines: the families, the negation-edit rule and user families belong to one generator; the
+templates are in :mod:`larev_hf.meta.templates`.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from larev_hf.data.baselines import BaselineBuilder, make_baseline_builder
+from larev_hf.data.schema import COLUMNS, validate_example
+from larev_hf.data.variants import LEAKY_TEMPLATE
+from larev_hf.io import DataError, read_jsonl, where, write_jsonl
+from larev_hf.meta.templates import _NLI_RELATION, _TRUTH, STOPWORDS, TEMPLATES
+
+logger = logging.getLogger(__name__)
+
+FamilyFn = Callable[[Mapping[str, Any], np.random.Generator, Sequence[str]], "dict[str, Any] | None"]
+"""``(record, rng, templates for the record's task) -> row fields`` (``rationale``; optionally
+``template_id``, ``label_used``, extra keys) or ``None`` to skip the example."""
+
+#: Family name → VARIF §4 letter.
+FAMILY_LETTERS: dict[str, str] = {"vacuous": "A", "leak": "B", "circular": "C", "pseudo_specific": "D",
+                                  "drift": "E", "label_swap": "F"}
+#: Families built when ``build_suite(families=None)``, in row order.
+DEFAULT_FAMILIES: tuple[str, ...] = ("gold", "gold_leaky", "vacuous", "leak", "circular", "pseudo_specific",
+                                     "drift", "label_swap")
+#: Keys every suite row carries, in this order (a family's extra keys follow).
+ROW_KEYS: tuple[str, ...] = ("id", "family", "template_id", "rationale", "label_used", "gold_label", "label",
+                             "task", "premise", "hypothesis", "question", "choices", "baseline")
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
+
+
+# --------------------------------------------------------------------------- seeding and registry
+
+
+def example_rng(seed: int, example_id: str, family: str) -> np.random.Generator:
+    """A generator seeded from SHA-256 of ``(seed, family, id)``: stable across processes (never ``hash()``)."""
+    digest = hashlib.sha256(f"{seed}\x1f{family}\x1f{example_id}".encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+FAMILIES: dict[str, FamilyFn] = {}
+
+
+def register_family(name: str, fn: FamilyFn, templates: Mapping[str, Sequence[str]] | None = None,
+                    *, overwrite: bool = False) -> None:
+    """Add a family to :data:`FAMILIES` (and optional per-task ``templates`` to :data:`TEMPLATES`).
+
+    ``fn(record, rng, templates)`` returns the row fields (``rationale``, optionally ``template_id`` and
+    ``label_used``, which defaults to the gold label) or ``None`` to skip the example.
+    """
+    if not re.fullmatch(r"[A-Za-z_][\w-]*", name):
+        raise ValueError(f"family name {name!r}: expected letters, digits, '_' or '-'")
+    if name in FAMILIES and not overwrite:
+        raise ValueError(f"family {name!r} is already registered; pass overwrite=True to replace it")
+    FAMILIES[name] = fn
+    if templates is not None:
+        TEMPLATES[name] = {task: tuple(items) for task, items in templates.items()}
+
+
+def _pick(name: str, record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str],
+          **fields: str) -> dict[str, Any]:
+    """Draw one template with ``rng`` and render it for the record's gold label."""
+    if not templates:
+        raise DataError(f"{where(example_id=record['id'])}: family {name!r} has no templates "
+                        f"for task {record['task']!r}")
+    k = int(rng.integers(len(templates)))
+    label = record["label"]
+    text = templates[k].format(label=label, relation=_NLI_RELATION.get(label, "supports"),
+                               truth=_TRUTH.get(label, "true"), **fields)
+    return {"template_id": f"{name}:{record['task']}:{k}", "rationale": text}
+
+
+def content_words(record: Mapping[str, Any]) -> list[str]:
+    """Candidate "entities" for family D, in text order, deduplicated case-insensitively.
+
+    Runs of capitalised content words that do not open a sentence ("Mount Fuji") are entities; when x has
+    none, the content words are used. Stop words (:data:`STOPWORDS`), words of at most two letters and
+    words of any answer choice are left out, so the pick never states the label.
+    """
+    texts = [record["premise"], record["hypothesis"]] if record["task"] == "nli" else [record["question"]]
+    banned = {w.lower() for choice in record["choices"] for w in _WORD.findall(choice)}
+    entities: list[str] = []
+    words: list[str] = []
+    for text in texts:
+        end: int | None = None  # end of the previous entity word while an entity run is open
+        for match in _WORD.finditer(text):
+            word = re.sub(r"['’]s$", "", match.group())
+            before = text[: match.start()].rstrip()
+            if len(word) <= 2 or word.lower() in STOPWORDS or word.lower() in banned:
+                end = None
+                continue
+            if word[0].isupper() and before and before[-1] not in ".?!":
+                if end is not None and text[end : match.start()] == " ":
+                    entities[-1] += f" {word}"
+                else:
+                    entities.append(word)
+                end = match.end()
+            else:
+                words.append(word.lower() if not before or before[-1] in ".?!" else word)
+                end = None
+    unique: dict[str, str] = {}
+    for word in entities or words:
+        unique.setdefault(word.lower(), word)
+    return list(unique.values())
+
+
+def _gold(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict[str, Any]:
+    return {"template_id": "gold", "rationale": record["rationale"]}
+
+
+def _gold_leaky(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict[str, Any]:
+    leaky = LEAKY_TEMPLATE.format(label=record["label"])
+    return {"template_id": "gold_leaky", "rationale": f"{record['rationale']} {leaky}"}
+
+
+def template_family(name: str) -> FamilyFn:
+    """A family that draws one of its task's templates per example (how A-C are built; see :func:`register_family`)."""
+
+    def family(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict[str, Any]:
+        return _pick(name, record, rng, templates)
+
+    return family
+
+
+def _pseudo_specific(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict | None:
+    candidates = content_words(record)
+    if not candidates:
+        return None
+    return _pick("pseudo_specific", record, rng, templates, entity=candidates[int(rng.integers(len(candidates)))])
+
+
+def _label_swap(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict | None:
+    others = [c for c in dict.fromkeys(record["choices"]) if c != record["label"]]
+    if not others:
+        return None
+    return {"template_id": "label_swap", "rationale": record["rationale"],
+            "label_used": others[int(rng.integers(len(others)))]}
+
+
+# --------------------------------------------------------------------------- family E: negation drift
+
+_APOS = "['’]"
+#: Deletion rules, tried in order (a span claimed by an earlier rule is not matched again).
+_DELETIONS: tuple[tuple[str, str, str], ...] = (
+    (rf"\b([Cc])a ?n{_APOS}t\b", r"\1an", "delete-nt"),      # can't, ca n't -> can
+    (rf"\b([Ww])o ?n{_APOS}t\b", r"\1ill", "delete-nt"),     # won't, wo n't -> will
+    (rf"\b([Ss])ha ?n{_APOS}t\b", r"\1hall", "delete-nt"),   # shan't -> shall
+    (r"\b([Cc])annot\b", r"\1an", "delete-not"),             # cannot -> can
+    (rf"\b(\w+?) ?n{_APOS}t\b", r"\1", "delete-nt"),         # doesn't, does n't -> does
+    (r" not\b", "", "delete-not"),
+    (r" no\b", "", "delete-no"),
+    (r" never\b", "", "delete-never"),
+)
+_CANONICAL: tuple[tuple[str, str], ...] = (
+    (rf"\b([Cc])a ?n{_APOS}t\b", r"\1an not"), (rf"\b([Ww])o ?n{_APOS}t\b", r"\1ill not"),
+    (rf"\b([Ss])ha ?n{_APOS}t\b", r"\1hall not"), (r"\b([Cc])annot\b", r"\1an not"),
+    (rf"\b(\w+?) ?n{_APOS}t\b", r"\1 not"),
+)
+_INSERTION = re.compile(rf"\b(?:is|are|was|were|can|could|will|would|should|may|might|must"
+                        rf"|(?:has|have|had)(?= been\b| \w+(?:ed|en)\b))\b(?! not\b| no\b| never\b| ?n{_APOS}t\b)")
+NEGATORS = frozenset({"not", "no", "never"})
+
+
+def _negation_tokens(text: str) -> list[str]:
+    for pattern, replacement in _CANONICAL:
+        text = re.sub(pattern, replacement, text)
+    return re.findall(r"\w+|[^\w\s]", text)
+
+
+def is_negation_edit(gold: str, edited: str) -> bool:
+    """Whether ``edited`` is ``gold`` with exactly one negation inserted or deleted (VARIF §4 E).
+
+    Texts are compared as word/punctuation tokens after expanding contractions ("doesn't", "does n't"
+    → "does not"; "can't", "cannot" → "can not"; "won't" → "will not"), so whitespace is ignored and a
+    contraction ↔ full form change is no edit. One of the two token lists must equal the other plus one
+    token among :data:`NEGATORS` (not, no, never; case-insensitive); every other token matches exactly.
+    """
+    a, b = _negation_tokens(gold), _negation_tokens(edited)
+    if abs(len(a) - len(b)) != 1:
+        return False
+    long, short = (a, b) if len(a) > len(b) else (b, a)
+    i = next((k for k, (x, y) in enumerate(zip(long, short, strict=False)) if x != y), len(short))
+    return long[i].lower() in NEGATORS and long[:i] + long[i + 1 :] == short
+
+
+def negation_edits(gold: str) -> list[tuple[str, str]]:
+    """Every rule-based one-negation edit of ``gold`` as ``(operation, edited text)``, in text order.
+
+    Deletions: "n't"/"cannot" contractions, " not", " no", " never" (never at the very start of the text);
+    insertions: " not" after a copula or modal (is, are, was, were, can, could, will, would, should, may,
+    might, must; has/have/had before "been" or an -ed/-en word) not already negated. Only edits that
+    pass :func:`is_negation_edit` are returned.
+    """
+    sites: list[tuple[int, int, str, str]] = []
+    claimed: list[tuple[int, int]] = []
+    for pattern, replacement, op in _DELETIONS:
+        for match in re.finditer(pattern, gold):
+            if any(match.start() < end and start < match.end() for start, end in claimed):
+                continue
+            claimed.append(match.span())
+            sites.append((match.start(), match.end(), match.expand(replacement), op))
+    for match in _INSERTION.finditer(gold):
+        sites.append((match.end(), match.end(), " not", "insert-not"))
+    edits = []
+    for start, end, replacement, op in sorted(sites):
+        edited = gold[:start] + replacement + gold[end:]
+        if is_negation_edit(gold, edited):
+            edits.append((op, edited))
+    return edits
+
+
+def drift_family(editor: Callable[[str, np.random.Generator], str | None] | None = None) -> FamilyFn:
+    """Family E: one negation edit of the gold rationale, drawn with the example's rng.
+
+    ``editor(gold, rng)`` is an optional hook (e.g. a wrapped HF text2text pipeline, see ``docs/meta.md``);
+    its output is kept only if :func:`is_negation_edit` accepts it, otherwise the rule-based edit is used.
+    """
+
+    def drift(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict | None:
+        gold = record["rationale"]
+        if editor is not None:
+            edited = editor(gold, rng)
+            if edited and is_negation_edit(gold, edited):
+                return {"template_id": "drift:editor", "rationale": edited}
+        edits = negation_edits(gold)
+        if not edits:
+            return None
+        op, edited = edits[int(rng.integers(len(edits)))]
+        return {"template_id": f"drift:{op}", "rationale": edited}
+
+    return drift
+
+
+for _name, _fn in (("gold", _gold), ("gold_leaky", _gold_leaky), ("vacuous", template_family("vacuous")),
+                   ("leak", template_family("leak")), ("circular", template_family("circular")),
+                   ("pseudo_specific", _pseudo_specific), ("drift", drift_family()), ("label_swap", _label_swap)):
+    register_family(_name, _fn)
+
+
+# --------------------------------------------------------------------------- user families
+
+
+class UserFamily:
+    """A family read from a JSONL of ``{"id", "rationale", "label_used"?}`` rows, joined to records by id."""
+
+    def __init__(self, path: str | os.PathLike, name: str) -> None:
+        self.path, self.name = str(path), name
+        self.rows: dict[str, tuple[int, str, str | None]] = {}
+        for line, raw in read_jsonl(path):
+            example_id = raw.get("id")
+            loc = where(self.path, line, None if example_id is None else str(example_id))
+            if not isinstance(example_id, (str, int)) or isinstance(example_id, bool) or not str(example_id).strip():
+                raise DataError(f"{loc}: field 'id' is {example_id!r}; expected a non-empty example id")
+            rationale, label_used = raw.get("rationale"), raw.get("label_used")
+            if not isinstance(rationale, str) or not rationale.strip():
+                raise DataError(f"{loc}: field 'rationale' is {rationale!r}; expected a non-empty string")
+            if label_used is not None and not isinstance(label_used, str):
+                raise DataError(f"{loc}: field 'label_used' is {label_used!r}; expected a label string")
+            if str(example_id) in self.rows:
+                raise DataError(f"{loc}: duplicate id (first on line {self.rows[str(example_id)][0]})")
+            self.rows[str(example_id)] = (line, rationale, label_used)
+
+    def check_records(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Raise :class:`DataError` naming file, line and id for an unknown id or a label outside ``choices``."""
+        by_id = {record["id"]: record for record in records}
+        for example_id, (line, _, label_used) in self.rows.items():
+            loc = where(self.path, line, example_id)
+            if example_id not in by_id:
+                raise DataError(f"{loc}: unknown id; no example of the suite's {len(by_id)} records has it")
+            if label_used is not None and label_used not in by_id[example_id]["choices"]:
+                raise DataError(f"{loc}: field 'label_used' is {label_used!r}; expected one of "
+                                f"{list(by_id[example_id]['choices'])}")
+
+    def __call__(self, record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict | None:
+        entry = self.rows.get(record["id"])
+        if entry is None:
+            return None
+        row: dict[str, Any] = {"template_id": f"user:{self.name}", "rationale": entry[1]}
+        if entry[2] is not None:
+            row["label_used"] = entry[2]
+        return row
+
+
+def load_user_family(path: str | os.PathLike, name: str, *, records: Sequence[Mapping[str, Any]] | None = None,
+                     register: bool = True) -> UserFamily:
+    """Read a user's rationales (JSONL: ``id``, ``rationale``, optional ``label_used``) as family ``name``.
+
+    With ``records`` the ids and labels are checked at once; :func:`build_suite` checks them again.
+    ``register=True`` adds (or replaces) the family in :data:`FAMILIES`; built-in names are refused.
+    """
+    if name in DEFAULT_FAMILIES:
+        raise ValueError(f"family {name!r} is built in; choose another name for a user family")
+    family = UserFamily(path, name)
+    if records is not None:
+        family.check_records(list(records))
+    if register:
+        register_family(name, family, overwrite=True)
+    return family
+
+
+# --------------------------------------------------------------------------- building and writing
+
+
+def build_suite_with_skips(records: Iterable[Mapping[str, Any]], families: Sequence[str] | None = None,
+                           seed: int = 0, baseline_builder: BaselineBuilder | None = None,
+                           ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """:func:`build_suite` that also returns ``{family: [ids it skipped]}``."""
+    records = [dict(record) for record in records]
+    seen: set[str] = set()
+    for record in records:
+        validate_example(record)
+        if record["id"] in seen:
+            raise DataError(f"{where(example_id=record['id'])}: duplicate id; expected unique example ids")
+        seen.add(record["id"])
+    names = list(DEFAULT_FAMILIES if families is None else families)
+    unknown = [name for name in names if name not in FAMILIES]
+    if unknown:
+        raise ValueError(f"unknown families {unknown}; registered: {list(FAMILIES)}")
+    for name in names:
+        if hasattr(FAMILIES[name], "check_records"):
+            FAMILIES[name].check_records(records)
+    builder = baseline_builder or make_baseline_builder("template", seed=seed)
+    rows: list[dict[str, Any]] = []
+    skipped: dict[str, list[str]] = {name: [] for name in names}
+    for record in records:
+        for name in names:
+            templates = TEMPLATES.get(name, {}).get(record["task"], ())
+            fields = FAMILIES[name](record, example_rng(seed, record["id"], name), templates)
+            if fields is None:
+                skipped[name].append(record["id"])
+                continue
+            rows.append(_row(record, name, fields))
+    by_id = {record["id"]: record for record in records}
+    keys = list(dict.fromkeys((row["id"], row["label_used"]) for row in rows))  # one baseline per (x, label)
+    examples = [{c: by_id[i][c] for c in COLUMNS if c != "rationale"} | {"label": label} for i, label in keys]
+    baselines = dict(zip(keys, builder(examples), strict=True)) if examples else {}
+    for row in rows:
+        row["baseline"] = baselines[(row["id"], row["label_used"])]
+    counts = {name: len(ids) for name, ids in skipped.items() if ids}
+    if counts:
+        logger.info("VARSuite: %d examples; skipped per family: %s", len(records), counts)
+    return rows, skipped
+
+
+def _row(record: Mapping[str, Any], family: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    rationale, label_used = fields.get("rationale"), fields.get("label_used", record["label"])
+    loc = where(example_id=record["id"])
+    if not isinstance(rationale, str) or not rationale.strip():
+        raise DataError(f"{loc}: family {family!r} returned rationale {rationale!r}; expected a non-empty string")
+    if label_used not in record["choices"]:
+        raise DataError(f"{loc}: family {family!r} used label {label_used!r}; "
+                        f"expected one of {list(record['choices'])}")
+    row = {"id": record["id"], "family": family, "template_id": str(fields.get("template_id", family)),
+           "rationale": rationale, "label_used": label_used, "gold_label": record["label"], "label": label_used,
+           **{c: record[c] for c in ("task", "premise", "hypothesis", "question")},
+           "choices": list(record["choices"]), "baseline": ""}
+    row.update({k: v for k, v in fields.items() if k not in row})
+    return row
+
+
+def build_suite(records: Iterable[Mapping[str, Any]], families: Sequence[str] | None = None, seed: int = 0,
+                baseline_builder: BaselineBuilder | None = None) -> list[dict[str, Any]]:
+    """Build the VARSuite rows (VARIF §4) for schema ``records`` (a list or a ``datasets.Dataset``).
+
+    Args:
+        records (`Iterable[Mapping]`): schema records with a gold ``rationale``; ids must be unique.
+        families (`Sequence[str]`, *optional*): names in :data:`FAMILIES`; defaults to :data:`DEFAULT_FAMILIES`.
+        seed (`int`, defaults to 0): seeds every per-example draw (and the default baseline builder).
+        baseline_builder (`BaselineBuilder`, *optional*): builds each row's ``baseline`` from
+            ``(x, label_used)``; defaults to ``make_baseline_builder("template", seed=seed)``.
+
+    Returns:
+        Rows with the keys :data:`ROW_KEYS`, example by example and in ``families`` order within one.
+        ``label`` repeats ``label_used`` so each row is a schema record a scorer can take as is; the gold
+        label is ``gold_label``. Skipped examples are logged; :func:`build_suite_with_skips` returns them.
+    """
+    return build_suite_with_skips(records, families, seed, baseline_builder)[0]
+
+
+def write_suite(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Write suite rows as JSON Lines, atomically (:func:`larev_hf.io.write_jsonl`)."""
+    write_jsonl(path, (dict(row) for row in rows))
+
+
+def load_suite(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Read a suite written by :func:`write_suite`; a row missing a key of :data:`ROW_KEYS` is a :class:`DataError`."""
+    for line, row in (rows := list(read_jsonl(path))):
+        if missing := [key for key in ROW_KEYS if key not in row]:
+            raise DataError(f"{where(path, line, row.get('id'))}: missing fields {missing}; expected {list(ROW_KEYS)}")
+    return [row for _, row in rows]

@@ -1,0 +1,161 @@
+"""What a rationale metric is to the library: a :class:`Method` with its spec, settings, stages, scorer and citation.
+
+Everything above this layer — the run (:mod:`larev_hf.pipeline`), the CLI, bundles and their model card
+(:mod:`larev_hf.hub`), the ``evaluate`` modules and the meta-evaluation — reads the registry
+(:mod:`larev_hf.methods.registry`) instead of knowing methods by name. Adding a metric is one module that defines a
+:class:`Method` subclass and calls :func:`~larev_hf.methods.registry.register_method`.
+
+A method sees the run only through :class:`RunContext` (paths, the run's settings, its tokenizer and trained
+models), so this layer imports nothing above it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from larev_hf.citations import bibtex
+
+
+class RunContext(Protocol):
+    """What a method's stages and scoring may use of a run (implemented by :class:`larev_hf.pipeline.Run`)."""
+
+    #: the run's settings (:class:`larev_hf.config.RunConfig`): every concern's and every method's fields by name.
+    config: Any
+    progress: bool
+
+    def path(self, *parts: str) -> Path: ...
+    def is_done(self, stage: str) -> bool: ...
+    def split_records(self, split: str) -> list[dict[str, Any]]: ...
+    def tokenizer(self) -> Any: ...
+    def model(self, name: str) -> Any: ...
+    def train_evaluator(self, name: str, make_source: Callable[[dict[str, Any]], str]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One resumable step of a run: ``run(context)`` writes its artifacts under the run directory.
+
+    Stages shared by several methods (Φ_base, Φ) are one :class:`Stage` object that each method lists; the run keeps
+    the first occurrence, so a shared stage runs once.
+    """
+
+    name: str
+    run: Callable[[RunContext], None]
+    #: whether :meth:`Run.evaluate_file` needs the stage finished (its model is scored with).
+    scored: bool = False
+
+
+@dataclass
+class MethodResult:
+    """What :meth:`Method.score` returns for one set of records.
+
+    Attributes:
+        summary: the method's ``report.json`` entry (``absolute``, ``separations``, ``ci95``, ``win_rate``, ...).
+        scores: per-variant pointwise scores (``None`` for accuracy-based methods without per-example scores).
+        columns: per-example columns for ``test_scores.jsonl`` (column name → one value per record).
+        accuracy: evaluator accuracy per model and variant (thesis table 5.7).
+        extra: further top-level report sections (e.g. LAREV's ``ablations``).
+    """
+
+    summary: dict[str, Any]
+    scores: dict[str, np.ndarray] | None = None
+    columns: dict[str, list[Any]] = field(default_factory=dict)
+    accuracy: dict[str, dict[str, float]] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class BundleScorer(Protocol):
+    """What a method's scorer offers an evaluator bundle (:meth:`Method.bundle_scorer`)."""
+
+    #: whether ``score`` reads the vacuous baselines b (REV, LAREV) or only the inputs x (RoRA).
+    needs_baselines: bool
+
+    def score(self, rationales: list[str], labels: list[str], records: list[dict[str, Any]],
+              baselines: list[str] | None, progress: bool = False) -> Any:
+        """Return an object with ``scores``, ``log_p_with_rationale`` and ``log_p_baseline`` arrays."""
+        ...
+
+
+class Method:
+    """A rationale metric. Subclasses set the class attributes and implement :meth:`stages` and :meth:`score`.
+
+    Class attributes:
+        name: the registry key and ``--method`` value.
+        title: how tables name it.
+        formula: its definition, one line.
+        citation_keys: keys of ``citations.bib``: the method's own paper first, then what it builds on.
+        roles: model role → model directory (``models/<dir>``) that a bundle of this method holds; empty = no bundle.
+        model_titles: model role → how the model card names it.
+        reads_input: whether the evaluators read the task input x (RoRA) rather than the vacuous baseline b.
+        unit: ``"nats"`` or ``"accuracy"`` (LAS, RQ): which report tables and chart it belongs to.
+        settings_class: a dataclass of the method's own settings (fields with ``metadata={"help": ...}``) or ``None``;
+            its fields become ``--flags`` and keys of ``run_config.json``.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    formula: ClassVar[str]
+    citation_keys: ClassVar[tuple[str, ...]] = ()
+    roles: ClassVar[Mapping[str, str]] = {}
+    model_titles: ClassVar[Mapping[str, str]] = {}
+    reads_input: ClassVar[bool] = False
+    unit: ClassVar[str] = "nats"
+    settings_class: ClassVar[type | None] = None
+
+    def stages(self, config: Any) -> list[Stage]:
+        """The stages this method needs under ``config``, in order (shared ones included)."""
+        raise NotImplementedError
+
+    def score(self, context: RunContext, records: Sequence[dict[str, Any]], variants: Mapping[str, Sequence[str]],
+              shared: dict[str, Any]) -> MethodResult:
+        """Score every rationale variant (``variants[name][i]`` is record i's rationale) with the trained models.
+
+        ``shared`` is one dict per scoring pass, for terms several methods reuse (log p_Φbase(y | b), the simulator's
+        correctness) and for the summaries of the methods scored before this one (``shared["summaries"]``).
+        """
+        raise NotImplementedError
+
+    def validate(self, config: Any) -> None:
+        """Refuse settings that cannot work together (raise ``ValueError`` naming the flag)."""
+
+    def bundle_scorer(self, models: Mapping[str, Any], tokenizer: Any, config: Any, batch_size: int) -> BundleScorer:
+        """A scorer over a bundle's loaded ``models`` (role → model) and ``tokenizer``; ``config`` is the bundle's
+        :class:`~larev_hf.hub.BundleConfig` (``input_format``, ``reduction``, ``task``, ``label_set``)."""
+        raise NotImplementedError(f"{self.title} has no bundle scorer")
+
+    def bundle_tokenizer(self, config: Any) -> tuple[str, ...]:
+        """Where, inside a run directory with settings ``config``, the tokenizer a bundle ships lives."""
+        return ("tokenizer",)
+
+    def bundle_input_format(self, config: Any) -> str:
+        """The input format a bundle records (REV/LAREV: the run's; RoRA: ``"rora"``)."""
+        return self.name if self.reads_input else config.input_format
+
+    @property
+    def exportable(self) -> bool:
+        """Whether ``larev-hf export`` can bundle this method (it trains models and has a bundle scorer)."""
+        return bool(self.roles) and type(self).bundle_scorer is not Method.bundle_scorer
+
+    @property
+    def citation(self) -> str:
+        """The BibTeX of :attr:`citation_keys` (from the one ``citations.bib``)."""
+        return bibtex(*self.citation_keys)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}: {self.formula}>"
+
+
+def variant_accuracy(predict: Callable[[list[str]], float], inputs_of: Callable[[str], list[str]],
+                     variants: Mapping[str, Sequence[str]]) -> dict[str, float]:
+    """Accuracy per variant: ``predict(inputs_of(variant))`` for every variant, in order."""
+    return {variant: predict(inputs_of(variant)) for variant in variants}
+
+
+def choice_accuracy(predictions: Sequence[int], choices: Sequence[Sequence[str]], labels: Sequence[str]) -> float:
+    """Share of examples whose predicted choice is the label."""
+    return float(np.mean([options[p] == label for p, options, label in zip(predictions, choices, labels, strict=True)]))

@@ -1,0 +1,213 @@
+"""LAREV (the LAREV thesis, ch. 4): LAREV(r) = log p_ΦLA(y | r ⊕ b) − log p_Φbase(y | b).
+
+Φ_LA is trained with L = ERM + λ_IRM · Σ_e ‖∇_w L^e(w·Φ_LA)‖²|_{w=1} − λ_probe · L_probe (eq. 4.10) over baseline
+environments (E1 original b, E2 leakage term masked, E3 rewritten to a counter-label term; table 4.2), the leakage
+term t_leak found by Integrated Gradients on Φ_base (§4.5.2). Stages (algorithm A.1 steps 4-9): Φ_base and Φ (shared
+with REV), ``ig``, ``environments``, ``probe`` (only when some Φ_LA uses it) and ``phi_la``; with ``--ablations`` the
+models of table 5.6.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
+from larev_hf.methods.base import MethodResult, RunContext, Stage
+from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, cvi_variant_scores
+from larev_hf.methods.settings import help_field
+from larev_hf.modeling import build_model, get_input_format, is_preset, load_evaluator
+from larev_hf.scores import summarize_variants
+from larev_hf.training.irm_config import PENALTY_WARMUP_RATIO
+
+#: Ablations of the LAREV objective (thesis table 5.6): model name → which penalties are switched off.
+ABLATIONS = {
+    "phi_la_no_irm": {"lambda_irm": 0.0},
+    "phi_la_no_probe": {"lambda_probe": 0.0},
+    "phi_la_env_only": {"lambda_irm": 0.0, "lambda_probe": 0.0},
+}
+#: Penalty defaults per backbone kind. Presets: measured by benchmarks/larev_sweep.py on e-SNLI (t5-tiny; λ_IRM 0.1
+#: gave the largest separations, every λ_probe > 0 lowered them; docs/method.md). Pretrained checkpoints: the
+#: thesis's ECQA values (§5.3.3), not measured here (no GPU in CI).
+LAREV_DEFAULTS = {
+    "preset": {"lambda_irm": 0.1, "lambda_probe": 0.0, "groups_per_batch": 8},
+    "pretrained": {"lambda_irm": 5.0, "lambda_probe": 5e-4, "groups_per_batch": 1},
+}
+#: Where Φ_LA's weights start: the backbone as built (the thesis: a fresh pretrained checkpoint), or the run's
+#: trained Φ — for a random-init preset, the stand-in for a checkpoint that can already read its input.
+PHI_LA_INITS = ("fresh", "phi")
+#: The stages that read Φ_LA's own settings: those settings may change until one of these has finished.
+PHI_LA_STAGES = ("phi_la", *ABLATIONS)
+
+
+@dataclass
+class LarevSettings:
+    """LAREV's settings (thesis eq. 4.10, §4.5, §5.3.3); ``None`` means the backbone kind's default (:data:`LAREV_DEFAULTS`)."""
+
+    lambda_irm: float | None = help_field(
+        None, "IRMv1 penalty weight (default: measured per backbone kind; 0 = ablation)", stages=PHI_LA_STAGES)
+    lambda_probe: float | None = help_field(None, "leakage-probe weight (0 = ablation)", stages=PHI_LA_STAGES)
+    penalty_warmup_ratio: float = help_field(
+        PENALTY_WARMUP_RATIO, "linear warm-up of both penalties over this share of steps", stages=PHI_LA_STAGES)
+    groups_per_batch: int | None = help_field(
+        None, "environment groups per Φ_LA batch (8 presets, 1 pretrained)", stages=PHI_LA_STAGES)
+    probe_max_loss: float | None = help_field(
+        None, "clamp the subtracted probe loss at this value", stages=PHI_LA_STAGES)
+    probe_every_n_steps: int = help_field(
+        1, "probe term on every n-th step only, weighted n·λ_probe (cheaper; 1 = the thesis)", stages=PHI_LA_STAGES)
+    ig_steps: int = help_field(20, "Integrated Gradients steps")
+    ig_top_k: int = help_field(1, "words per leakage term")
+    stop_word_guard: bool = help_field(True, "let IG pick stop words as t_leak", flag="--no-stop-word-guard")
+    ablations: bool = help_field(False, "also train Φ_LA with λ_IRM = 0, λ_probe = 0 and both 0 (table 5.6)",
+                                 report_only=True)
+    phi_la_init: str = help_field(
+        "fresh", "where Φ_LA starts: the backbone as built (thesis) or the run's trained Φ (lets a random-init preset "
+        "read its input on open-label data such as CoS-E)", choices=PHI_LA_INITS, stages=PHI_LA_STAGES)
+
+    def validate(self, config: Any) -> None:
+        if self.phi_la_init not in PHI_LA_INITS:
+            raise ValueError(f"phi_la_init must be one of {PHI_LA_INITS}, got {self.phi_la_init!r}")
+
+
+def larev_setting(config: Any, name: str) -> float:
+    """``lambda_irm`` / ``lambda_probe`` / ``groups_per_batch``: the configured value or the backbone kind's default."""
+    value = getattr(config, name)
+    return value if value is not None else LAREV_DEFAULTS["preset" if is_preset(config.backbone) else "pretrained"][name]
+
+
+def needs_probe(config: Any) -> bool:
+    """ψ is trained only if some Φ_LA uses it (λ_probe > 0, or the ablations, whose λ_IRM = 0 model keeps it)."""
+    return larev_setting(config, "lambda_probe") > 0 or config.ablations
+
+
+def _ig(context: RunContext) -> None:
+    """t_leak per training baseline by Integrated Gradients on Φ_base (thesis §4.5.2; A.1 step 6)."""
+    from larev_hf.leakage import IGSettings, integrated_gradients_terms
+
+    cfg, train = context.config, context.split_records("train")
+    fmt = get_input_format(cfg.input_format)
+    settings = IGSettings(n_steps=cfg.ig_steps, top_k=cfg.ig_top_k, stop_word_guard=cfg.stop_word_guard)
+    offset = fmt.baseline_offset
+    terms = integrated_gradients_terms(context.model("phi_base"), context.tokenizer(),
+                                       [fmt.baseline_input(r["baseline"]) for r in train], [r["label"] for r in train],
+                                       settings, progress=context.progress,
+                                       regions=[(offset, offset + len(r["baseline"])) for r in train])
+    rows = []
+    for record, term in zip(train, terms, strict=True):
+        row = {"id": record["id"], **term.to_dict()}
+        row["start"], row["end"] = term.start - offset, term.end - offset  # character span within b itself
+        rows.append(row)
+    write_jsonl(context.path("leakage", "train_terms.jsonl"), rows)
+    counts = Counter(row["text"].lower() for row in rows)
+    write_json(context.path("leakage", "summary.json"), {
+        "n_examples": len(rows), "stop_word_guard_fired": sum(row["guard_fired"] for row in rows),
+        "most_common_terms": counts.most_common(25), "ig_settings": vars(settings),
+    })
+
+
+def _environments(context: RunContext) -> None:
+    """E1 original, E2 masked, E3 counter-label baselines per training example (table 4.2; A.1 step 7)."""
+    from larev_hf.leakage import CounterLabelRewriter, LeakageTerm, make_environments, mask_token_of
+
+    rewriter, mask = CounterLabelRewriter(seed=context.config.seed), mask_token_of(context.tokenizer())
+    terms = {row["id"]: row for _, row in read_jsonl(context.path("leakage", "train_terms.jsonl"))}
+    rows = []
+    for record in context.split_records("train"):
+        t = terms[record["id"]]
+        term = LeakageTerm(t["start"], t["end"], t["text"], t["score"], t["guard_fired"])
+        rows.append({"id": record["id"], **make_environments(record, term, mask, rewriter)})
+    write_jsonl(context.path("leakage", "train_environments.jsonl"), rows)
+    write_json(context.path("leakage", "rewriter.json"), {**rewriter.to_config(), "mask_token": mask})
+
+
+def _environment_rows(context: RunContext) -> list[dict[str, Any]]:
+    return [row for _, row in read_jsonl(context.path("leakage", "train_environments.jsonl"))]
+
+
+def _probe(context: RunContext) -> None:
+    """ψ from Φ, encoder frozen, decoder trained on b̃ → y (§4.5.3-4.5.4; A.1 step 8)."""
+    from larev_hf.training.leakage_aware import train_probe
+
+    fmt, train = get_input_format(context.config.input_format), context.split_records("train")
+    phi, _ = load_evaluator(context.path("models", "phi"))
+    train_probe(phi, context.tokenizer(), [fmt.baseline_input(env["mask"]) for env in _environment_rows(context)],
+                [r["label"] for r in train], context.path("models", "probe"), context.config.train_settings(context.progress))
+
+
+def _leakage_aware(name: str, context: RunContext, **overrides: Any) -> None:
+    """Φ_LA (or an ablation of it): a fresh model trained with IRMProbeTrainer (eq. 4.10; A.1 step 9).
+
+    With ``phi_la_init="phi"`` it starts from the run's Φ instead (a deviation from the thesis for from-scratch
+    presets, which otherwise must learn to read b and r while E3 contradicts b). ``overrides`` replace the run's
+    IRMProbeConfig settings; all of them are saved to ``larev_weights.json``.
+    """
+    from larev_hf.training.leakage_aware import environment_dataset, train_leakage_aware
+
+    cfg = context.config
+    dataset = environment_dataset(context.split_records("train"), _environment_rows(context), context.tokenizer(),
+                                  get_input_format(cfg.input_format))
+    weights = {
+        "lambda_irm": larev_setting(cfg, "lambda_irm"), "lambda_probe": larev_setting(cfg, "lambda_probe"),
+        "penalty_warmup_ratio": cfg.penalty_warmup_ratio, "probe_max_loss": cfg.probe_max_loss,
+        "probe_every_n_steps": cfg.probe_every_n_steps, **overrides,
+    }
+    probe = context.model("probe") if weights["lambda_probe"] > 0 else None
+    if cfg.phi_la_init == "phi":  # a copy of Φ's weights (LoRA-trained ones merged), trained on from there
+        model = load_evaluator(context.path("models", "phi"), device="cpu")[0]
+    else:
+        model = build_model(cfg.backbone, context.tokenizer(), seed=cfg.seed)
+    train_leakage_aware(model, context.tokenizer(), dataset, context.path("models", name),
+                        cfg.train_settings(context.progress), probe,
+                        groups_per_batch=int(larev_setting(cfg, "groups_per_batch")), **weights)
+    write_json(context.path("models", name, "larev_weights.json"), weights)
+
+
+IG = Stage("ig", _ig)
+ENVIRONMENTS = Stage("environments", _environments)
+PROBE = Stage("probe", _probe)
+
+
+class LAREV(ConditionalVMethod):
+    """LAREV (thesis eq. 4.4 and 4.10)."""
+
+    name = "larev"
+    title = "LAREV"
+    formula = "LAREV(r) = log p_ΦLA(y | r ⊕ b) − log p_Φbase(y | b)"
+    citation_keys = ("li-2026-larev", "chen-etal-2023-rev")
+    roles = {"baseline": "phi_base", "rationale": "phi_la"}
+    model_titles = {"baseline": "Φ_base (b → y)", "rationale": "Φ_LA (r ⊕ b → y, leakage-aware)"}
+    settings_class = LarevSettings
+
+    def stages(self, config) -> list[Stage]:
+        stages = [PHI_BASE, PHI, IG, ENVIRONMENTS, *([PROBE] if needs_probe(config) else []),
+                  Stage("phi_la", partial(_leakage_aware, "phi_la"))]
+        if config.ablations:
+            stages += [Stage(name, partial(_leakage_aware, name, **overrides)) for name, overrides in ABLATIONS.items()]
+        return stages
+
+    def score(self, context, records, variants, shared) -> MethodResult:
+        result = super().score(context, records, variants, shared)
+        if context.config.ablations:
+            result.extra["ablations"] = self._ablation_table(context, records, variants, shared, result)
+        return result
+
+    def _ablation_table(self, context, records, variants, shared, result: MethodResult) -> dict[str, dict]:
+        """Separations of REV (when scored), each ablated Φ_LA and the full LAREV (thesis table 5.6)."""
+        cfg = context.config
+        table = {}
+        if "rev" in shared.get("summaries", {}):
+            table["REV"] = {"lambda_irm": "n/a", "lambda_probe": "n/a",
+                            "separations": shared["summaries"]["rev"]["separations"]}
+        for name in ABLATIONS:
+            scores = cvi_variant_scores(context, name, records, variants, shared["log_p_baseline"])
+            for variant, values in scores.items():
+                result.columns[f"{name}/{variant}"] = [float(x) for x in values]
+            entry = summarize_variants(scores, n_boot=cfg.n_boot, seed=cfg.seed)
+            weights = read_json(context.path("models", name, "larev_weights.json"))
+            table[f"LAREV {name.removeprefix('phi_la_')}"] = {**weights, "separations": entry["separations"],
+                                                              "ci95": entry["ci95"]}
+        full = read_json(context.path("models", "phi_la", "larev_weights.json"))
+        table["LAREV (full)"] = {**full, "separations": result.summary["separations"], "ci95": result.summary["ci95"]}
+        return table

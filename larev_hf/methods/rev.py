@@ -1,0 +1,118 @@
+"""REV (Chen et al., 2023): REV(r) = log p_Φ(y | r ⊕ b) − log p_Φbase(y | b), conditional V-information in nats.
+
+Φ_base is trained on the vacuous baseline b → y (REV's g′; thesis algorithm A.1 step 4) and Φ on r ⊕ b → y
+(REV's g; A.1 step 5). :class:`ConditionalVMethod` is every metric of that shape — a rationale model scored against
+the shared Φ_base (REV eq. 5-6; LAREV, thesis eq. 4.4) — and declares the shared stages :data:`PHI_BASE` and
+:data:`PHI` once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from larev_hf.methods.base import Method, MethodResult, RunContext, Stage, choice_accuracy
+from larev_hf.modeling import get_input_format, predict_choices
+from larev_hf.scores import ConditionalVScorer, summarize_variants
+
+
+def _train_phi_base(context: RunContext) -> None:
+    """Φ_base on b → y (REV's g′; thesis A.1 step 4)."""
+    fmt = get_input_format(context.config.input_format)
+    context.train_evaluator("phi_base", lambda r: fmt.baseline_input(r["baseline"]))
+
+
+def _train_phi(context: RunContext) -> None:
+    """Φ on r ⊕ b → y with the training rationale (REV's g; thesis A.1 step 5)."""
+    fmt = get_input_format(context.config.input_format)
+    context.train_evaluator("phi", lambda r: fmt.rationale_input(r["rationale"], r["baseline"]))
+
+
+#: Shared by REV and LAREV (and any method listing them): each runs once per run.
+PHI_BASE = Stage("phi_base", _train_phi_base)
+PHI = Stage("phi", _train_phi)
+
+
+class CVIBundleScorer:
+    """A bundle's scorer for a conditional-V-information method: Φ_base and the rationale model."""
+
+    needs_baselines = True
+
+    def __init__(self, models: Mapping[str, Any], tokenizer: Any, config: Any, batch_size: int) -> None:
+        self.scorer = ConditionalVScorer(models["baseline"], models["rationale"], tokenizer, config.input_format,
+                                         config.reduction, batch_size)
+
+    def score(self, rationales, labels, records, baselines, progress=False):
+        return self.scorer.score(rationales, baselines, labels, progress=progress)
+
+
+def baseline_terms(context: RunContext, records: Sequence[dict[str, Any]], shared: dict[str, Any]) -> np.ndarray:
+    """log p_Φbase(y | b) per record, computed once per scoring pass and shared by every CVI method; also records
+    Φ_base's accuracy in ``shared["phi_base_accuracy"]``."""
+    if "log_p_baseline" not in shared:
+        cfg = context.config
+        fmt = get_input_format(cfg.input_format)
+        labels, baselines = [r["label"] for r in records], [r["baseline"] for r in records]
+        base = context.model("phi_base")
+        scorer = ConditionalVScorer(base, base, context.tokenizer(), fmt, cfg.reduction, cfg.eval_batch_size)
+        shared["log_p_baseline"] = scorer.baseline_log_probs(baselines, labels, context.progress)
+        choices = [r["choices"] for r in records]
+        predictions = predict_choices(base, context.tokenizer(), [fmt.baseline_input(b) for b in baselines], choices,
+                                      batch_size=cfg.eval_batch_size, reduction=cfg.reduction)
+        shared["phi_base_accuracy"] = {"baseline": choice_accuracy(predictions, choices, labels)}
+    return shared["log_p_baseline"]
+
+
+def cvi_variant_scores(context: RunContext, model_name: str, records: Sequence[dict[str, Any]],
+                       variants: Mapping[str, Sequence[str]], base_log_probs: np.ndarray) -> dict[str, np.ndarray]:
+    """Pointwise log p(y | r ⊕ b) − log p_Φbase(y | b) of every variant under ``models/<model_name>``."""
+    cfg = context.config
+    scorer = ConditionalVScorer(context.model("phi_base"), context.model(model_name), context.tokenizer(),
+                                get_input_format(cfg.input_format), cfg.reduction, cfg.eval_batch_size)
+    labels, baselines = [r["label"] for r in records], [r["baseline"] for r in records]
+    return {variant: scorer.score(list(rationales), baselines, labels, base_log_probs, context.progress).scores
+            for variant, rationales in variants.items()}
+
+
+class ConditionalVMethod(Method):
+    """A rationale model ``roles["rationale"]`` scored against the shared Φ_base (REV eq. 5; thesis eq. 4.4)."""
+
+    roles: ClassVar[Mapping[str, str]] = {"baseline": "phi_base", "rationale": "phi"}
+
+    def score(self, context, records, variants, shared) -> MethodResult:
+        cfg, model_name = context.config, self.roles["rationale"]
+        base = baseline_terms(context, records, shared)
+        scores = cvi_variant_scores(context, model_name, records, variants, base)
+        fmt = get_input_format(cfg.input_format)
+        labels, choices = [r["label"] for r in records], [r["choices"] for r in records]
+        accuracy = {}
+        for variant, rationales in variants.items():
+            inputs = [fmt.rationale_input(text, r["baseline"]) for text, r in zip(rationales, records, strict=True)]
+            predictions = predict_choices(context.model(model_name), context.tokenizer(), inputs, choices,
+                                          batch_size=cfg.eval_batch_size, reduction=cfg.reduction)
+            accuracy[variant] = choice_accuracy(predictions, choices, labels)
+        return MethodResult(
+            summary=summarize_variants(scores, n_boot=cfg.n_boot, seed=cfg.seed), scores=scores,
+            columns={"log_p_baseline": [float(v) for v in base],
+                     **{f"{self.name}/{v}": [float(x) for x in values] for v, values in scores.items()}},
+            accuracy={"phi_base": shared["phi_base_accuracy"], model_name: accuracy},
+        )
+
+    def bundle_scorer(self, models, tokenizer, config, batch_size) -> CVIBundleScorer:
+        return CVIBundleScorer(models, tokenizer, config, batch_size)
+
+
+class REV(ConditionalVMethod):
+    """REV (Chen et al., 2023, eq. 5-6)."""
+
+    name = "rev"
+    title = "REV"
+    formula = "REV(r) = log p_Φ(y | r ⊕ b) − log p_Φbase(y | b)"
+    citation_keys = ("chen-etal-2023-rev",)
+    roles = {"baseline": "phi_base", "rationale": "phi"}
+    model_titles = {"baseline": "Φ_base (b → y)", "rationale": "Φ (r ⊕ b → y)"}
+
+    def stages(self, config) -> list[Stage]:
+        return [PHI_BASE, PHI]

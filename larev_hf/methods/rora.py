@@ -1,0 +1,268 @@
+"""RoRA (Jiang et al., 2024): RoRA(r) = log p_Φ(y | x, r) − log p_Θ(y | x, ∅).
+
+Stages (RoRA §3): ``rora_detector`` (a small r → y model and its n-gram attributions), ``rora_masked`` (the leaking
+spans), ``rora_infiller`` and ``rora_counterfactuals`` (a label-conditioned infiller makes D^e for every label e),
+``rora_phi`` (IRMv1 across the D^e, eq. 7) and ``rora_theta`` (x with an empty rationale, eq. 8). With
+``--rora-classifier`` Φ and Θ are a pretrained encoder with a classification head (§4.1). The machinery lives in
+:mod:`larev_hf.rora`; this module declares the method.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from larev_hf.io import write_json
+from larev_hf.methods.base import Method, MethodResult, RunContext, Stage, choice_accuracy
+from larev_hf.methods.settings import help_field
+from larev_hf.modeling import build_model, predict_choices, training_defaults
+from larev_hf.scores import summarize_variants
+from larev_hf.training import TrainSettings
+
+#: Where a run with ``rora_classifier`` keeps the classifier encoder's tokenizer (Θ and Φ share it).
+CLASSIFIER_TOKENIZER = "classifier_tokenizer"
+
+
+def rora_threshold_type(text: str) -> float | str:
+    """argparse type of ``--rora-threshold``: a number, or ``"auto"`` (RoRA appendix C.2's tuning rule)."""
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+
+
+@dataclass
+class RoraRunSettings:
+    """RoRA's settings in a run (RoRA §3, appendix C.2); the rest are :class:`larev_hf.rora.RoRASettings`' defaults."""
+
+    rora_threshold: float | str = help_field(
+        0.001, "global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2); "
+        "'auto': RoRA's tuning rule (appendix C.2), the largest value at which most training rationales get more "
+        "than the top 2 masked", type=rora_threshold_type)
+    rora_top_k: int = help_field(
+        2, "n-grams masked per rationale when no more than 8 exceed the threshold (RoRA's top-k fallback); 3 covers "
+        "'yes', 'is yes' and 'yes .' so every label's mask has the same shape")
+    rora_lambda_irm: float | None = help_field(
+        None, "IRMv1 weight of RoRA's Φ (eq. 7; default 1 for presets, 10 for pretrained checkpoints)")
+    rora_classifier: str | None = help_field(
+        None, "RoRA's classifier variant (§4.1): Φ and Θ are this pretrained encoder with a classification head "
+        "('minilm' = the offline MiniLM-L6, or a checkpoint such as microsoft/deberta-v3-large); default: seq2seq "
+        "evaluators on --backbone", metavar="ENCODER")
+
+    def validate(self, config: Any) -> None:
+        if self.rora_classifier and "rora" not in config.methods:
+            raise ValueError(f"--rora-classifier {self.rora_classifier!r} applies to RoRA; add rora to "
+                             f"--method {config.method!r}")
+        if self.rora_classifier and config.lora:
+            raise ValueError("--rora-classifier trains its encoder in full; LoRA (--lora) applies to the seq2seq models only")
+
+
+def rora_settings(config: Any):
+    """The run's :class:`~larev_hf.rora.RoRASettings` (threshold and λ from the config, the rest RoRA's defaults)."""
+    from larev_hf.rora import DetectorSettings, RoRASettings
+
+    return RoRASettings(detector=DetectorSettings(threshold=config.rora_threshold, top_k=config.rora_top_k,
+                                                  seed=config.seed),
+                        lambda_irm=config.rora_lambda_irm).resolved(config.rora_classifier or config.backbone)
+
+
+def classifier_train_settings(config: Any, progress: bool = True) -> TrainSettings:
+    """Training settings of RoRA's classifier variant. The encoder is pretrained, so its learning rate is the
+    pretrained-checkpoint default (3e-5, thesis §5.3.3) whatever the backbone's; epochs and batch size follow
+    ``num_train_epochs`` / ``batch_size`` when set, else the same defaults."""
+    defaults = training_defaults(config.rora_classifier or config.backbone)
+    return TrainSettings(learning_rate=defaults["learning_rate"],
+                         num_train_epochs=config.num_train_epochs or defaults["num_train_epochs"],
+                         batch_size=config.batch_size or int(defaults["batch_size"]), seed=config.seed, progress=progress)
+
+
+def _detector(context: RunContext) -> None:
+    """Φ_small on r → y and its IG attributions averaged per n-gram over the training split (RoRA §3.1)."""
+    from larev_hf.rora import LeakageDetector
+
+    detector = LeakageDetector.fit(context.split_records("train"), rora_settings(context.config).detector,
+                                   progress=context.progress)
+    detector.save(context.path("rora", "detector"))
+    write_json(context.path("rora", "detector_summary.json"), {**detector.history, "top_ngrams": detector.top_ngrams(25)})
+
+
+def _masked(context: RunContext) -> None:
+    """The training rationales with their leaking spans marked for sentinels (RoRA §3.1-3.2)."""
+    from larev_hf.rora import LeakageDetector, mask_rationales, save_masked
+
+    train = context.split_records("train")
+    masked = mask_rationales(LeakageDetector.load(context.path("rora", "detector")), train)
+    save_masked(context.path("rora", "masked_train.jsonl"), [r["id"] for r in train], masked)
+    spans = [len(m.spans) for m in masked]
+    write_json(context.path("rora", "masked_summary.json"), {
+        "n_examples": len(masked), "mean_spans": float(np.mean(spans)) if spans else 0.0,
+        "masked_char_share": float(np.mean([sum(e - s for s, e in m.spans) / max(len(m.text), 1) for m in masked]))
+        if masked else 0.0,
+    })
+
+
+def _masked_rationales(context: RunContext) -> list:
+    """The training rationales' masks, in training-split order."""
+    from larev_hf.rora import load_masked
+
+    by_id = load_masked(context.path("rora", "masked_train.jsonl"))
+    return [by_id[r["id"]] for r in context.split_records("train")]
+
+
+def _infiller(context: RunContext) -> None:
+    """The label-conditioned infiller, trained MICE-style on the masked spans (RoRA §3.2)."""
+    from transformers import AutoTokenizer
+
+    from larev_hf.rora import build_infiller, train_infiller
+
+    cfg = context.config
+    tokenizer = AutoTokenizer.from_pretrained(context.path("tokenizer"))  # a copy: the sentinels are the infiller's own
+    model = build_infiller(cfg.backbone, tokenizer, seed=cfg.seed)
+    settings = replace(cfg.train_settings(context.progress), max_label_length=rora_settings(cfg).infiller_max_length)
+    train_infiller(model, tokenizer, context.split_records("train"), _masked_rationales(context),
+                   context.path("models", "rora_infiller"), settings)
+
+
+def _counterfactuals(context: RunContext) -> None:
+    """D^e for every candidate label e: greedy infilling of each training rationale's masked spans (RoRA §3.2)."""
+    from larev_hf.modeling import load_evaluator
+    from larev_hf.rora import generate_counterfactuals, save_counterfactuals
+
+    settings = rora_settings(context.config)
+    model, tokenizer = load_evaluator(context.path("models", "rora_infiller"))
+    counterfactuals, stats = generate_counterfactuals(
+        model, tokenizer, context.split_records("train"), _masked_rationales(context),
+        batch_size=settings.generation_batch_size, max_new_tokens=settings.max_new_tokens, progress=context.progress)
+    save_counterfactuals(context.path("rora", "counterfactuals_train.jsonl"), counterfactuals)
+    write_json(context.path("rora", "counterfactuals_summary.json"), stats)
+
+
+def _train_classifier(context: RunContext, name: str, counterfactuals=None, lambda_irm: float = 0.0,
+                      groups_per_batch: int | None = None) -> None:
+    """RoRA's classifier variant (§4.1): Φ on the D^e with λ · IRMv1 (``counterfactuals`` given) or Θ on x alone,
+    a fresh head on the ``rora_classifier`` encoder over the training split's one label set."""
+    from larev_hf.rora import build_classifier, classifier_dataset, shared_label_set, train_classifier
+
+    cfg, train = context.config, context.split_records("train")
+    labels = shared_label_set(train)
+    model, tokenizer = build_classifier(cfg.rora_classifier, labels, seed=cfg.seed)
+    settings = classifier_train_settings(cfg, context.progress)
+    train_classifier(model, tokenizer, classifier_dataset(train, tokenizer, labels, counterfactuals),
+                     context.path("models", name), settings, lambda_irm=lambda_irm,
+                     groups_per_batch=groups_per_batch or settings.batch_size)
+    tokenizer.save_pretrained(context.path("rora", CLASSIFIER_TOKENIZER))  # the encoder's, shared by Θ and Φ
+
+
+def _phi(context: RunContext) -> None:
+    """Φ on the union of the D^e with the per-environment IRMv1 penalty (RoRA eq. 7; the classifier variant: eq. 6)."""
+    from larev_hf.rora import counterfactual_dataset, load_counterfactuals, train_phi
+
+    cfg, settings = context.config, rora_settings(context.config)
+    counterfactuals = load_counterfactuals(context.path("rora", "counterfactuals_train.jsonl"))
+    if cfg.rora_classifier:
+        _train_classifier(context, "rora_phi", counterfactuals, settings.lambda_irm, settings.groups_per_batch)
+    else:
+        train_settings = cfg.train_settings(context.progress)
+        dataset = counterfactual_dataset(context.split_records("train"), counterfactuals, context.tokenizer(),
+                                         train_settings.max_input_length, train_settings.max_label_length)
+        train_phi(build_model(cfg.backbone, context.tokenizer(), seed=cfg.seed), context.tokenizer(), dataset,
+                  context.path("models", "rora_phi"), train_settings, settings.lambda_irm, settings.groups_per_batch,
+                  settings.normalization, settings.penalty_warmup_ratio)
+    write_json(context.path("models", "rora_phi", "rora_weights.json"), {
+        "lambda_irm": settings.lambda_irm, "groups_per_batch": settings.groups_per_batch,
+        "normalization": settings.normalization, "penalty_warmup_ratio": settings.penalty_warmup_ratio,
+        "classifier": cfg.rora_classifier,
+    })
+
+
+def _theta(context: RunContext) -> None:
+    """Θ on x with an empty rationale (RoRA eq. 8)."""
+    from larev_hf.rora import train_theta
+
+    cfg = context.config
+    if cfg.rora_classifier:
+        _train_classifier(context, "rora_theta")
+        return
+    train_theta(build_model(cfg.backbone, context.tokenizer(), seed=cfg.seed), context.tokenizer(),
+                context.split_records("train"), context.path("models", "rora_theta"), cfg.train_settings(context.progress))
+
+
+class RoRABundleScorer:
+    """A bundle's RoRA scorer over Θ (x → y) and Φ (x, r → y); classifier evaluators (§4.1) go through
+    :class:`~larev_hf.rora.RoRAClassifierScorer`. Reads the input x, no baseline b."""
+
+    needs_baselines = False
+
+    def __init__(self, models, tokenizer, config, batch_size: int) -> None:
+        from larev_hf.rora import RoRAClassifierScorer, RoRAScorer
+
+        theta, phi = models["baseline"], models["rationale"]
+        if phi.config.is_encoder_decoder:
+            self.scorer = RoRAScorer(theta, phi, tokenizer, config.reduction, batch_size)
+        else:
+            self.scorer = RoRAClassifierScorer(theta, phi, tokenizer, batch_size=batch_size)
+
+    def score(self, rationales, labels, records, baselines, progress=False):
+        return self.scorer.score_records(records, rationales, progress=progress)
+
+
+class RoRA(Method):
+    """RoRA (Jiang et al., 2024, eq. 9)."""
+
+    name = "rora"
+    title = "RoRA"
+    formula = "RoRA(r) = log p_Φ(y | x, r) − log p_Θ(y | x, ∅)"
+    citation_keys = ("jiang-etal-2024-rora", "chen-etal-2023-rev")
+    roles = {"baseline": "rora_theta", "rationale": "rora_phi"}
+    model_titles = {"baseline": "Θ (x → y)", "rationale": "Φ (x, r → y, IRM across counterfactual rationales)"}
+    reads_input = True
+    settings_class = RoraRunSettings
+
+    def stages(self, config) -> list[Stage]:
+        return [Stage("rora_detector", _detector), Stage("rora_masked", _masked), Stage("rora_infiller", _infiller),
+                Stage("rora_counterfactuals", _counterfactuals), Stage("rora_phi", _phi), Stage("rora_theta", _theta)]
+
+    def bundle_tokenizer(self, config) -> tuple[str, ...]:
+        return ("rora", CLASSIFIER_TOKENIZER) if config.rora_classifier else ("tokenizer",)
+
+    def bundle_scorer(self, models, tokenizer, config, batch_size) -> RoRABundleScorer:
+        return RoRABundleScorer(models, tokenizer, config, batch_size)
+
+    def score(self, context, records, variants, shared) -> MethodResult:
+        """RoRA(r) of every variant (RoRA eq. 9), and Θ's and Φ's accuracies."""
+        from larev_hf.rora import RoRAClassifierScorer, RoRAScorer, baseline_input, evaluator_input
+
+        cfg = context.config
+        labels, choices = [r["label"] for r in records], [r["choices"] for r in records]
+        theta_model, phi_model = context.model("rora_theta"), context.model("rora_phi")
+        if cfg.rora_classifier:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(context.path("rora", CLASSIFIER_TOKENIZER))
+            scorer = RoRAClassifierScorer(theta_model, phi_model, tokenizer, batch_size=cfg.eval_batch_size)
+
+            def accuracy_of(model, inputs: list[str]) -> float:
+                return float(np.mean([p == y for p, y in zip(scorer.predict(model, inputs), labels, strict=True)]))
+        else:
+            scorer = RoRAScorer(theta_model, phi_model, context.tokenizer(), cfg.reduction, cfg.eval_batch_size)
+
+            def accuracy_of(model, inputs: list[str]) -> float:
+                predictions = predict_choices(model, context.tokenizer(), inputs, choices,
+                                              batch_size=cfg.eval_batch_size, reduction=cfg.reduction)
+                return choice_accuracy(predictions, choices, labels)
+        theta = scorer.theta_log_probs(records, context.progress)
+        columns: dict[str, list] = {"log_p_theta": [float(v) for v in theta]}
+        accuracy = {"rora_theta": {"baseline": accuracy_of(theta_model, [baseline_input(r) for r in records])},
+                    "rora_phi": {}}
+        scores = {}
+        for variant, rationales in variants.items():
+            scores[variant] = scorer.score_records(records, list(rationales), theta, context.progress).scores
+            columns[f"rora/{variant}"] = [float(v) for v in scores[variant]]
+            inputs = [evaluator_input(r, text) for r, text in zip(records, rationales, strict=True)]
+            accuracy["rora_phi"][variant] = accuracy_of(phi_model, inputs)
+        return MethodResult(summarize_variants(scores, n_boot=cfg.n_boot, seed=cfg.seed), scores, columns, accuracy)

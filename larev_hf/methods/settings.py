@@ -1,0 +1,73 @@
+"""Settings dataclasses, the HF way: one dataclass per concern, each field with ``metadata={"help": ...}``.
+
+The ``larev-hf`` CLI, ``run_config.json`` and the resume checks are generated from these fields, so every default
+lives in exactly one place. Field metadata understood by :func:`add_dataclass_arguments` and the run:
+
+- ``help``: the flag's help text;
+- ``flag``: the flag when it is not ``--<name-with-dashes>`` (e.g. ``--no-stop-word-guard``);
+- ``type`` / ``choices`` / ``metavar``: passed to argparse;
+- ``cli``: ``False`` for a field that has no flag of its own;
+- ``report_only``: the setting changes only scoring or reporting, never a trained artifact (a resumed run may change it);
+- ``stages``: the only stages that read the setting (a resumed run may change it until one of them has finished).
+
+This module sits in the methods layer because each method's own settings dataclass (LAREV's λs, RoRA's threshold)
+is declared next to the method; :mod:`larev_hf.config` composes them into the run's configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import typing
+from typing import Any
+
+
+def help_field(default: Any, help: str, **metadata: Any) -> Any:  # noqa: A002 - argparse's name
+    """A dataclass field with a default and CLI metadata (a list default is copied per instance)."""
+    if isinstance(default, list | dict):
+        return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"help": help, **metadata})
+    return dataclasses.field(default=default, metadata={"help": help, **metadata})
+
+
+def comma_list(text: str) -> list[str]:
+    """argparse type of list settings: ``"q,v"`` → ``["q", "v"]``; ``""`` → ``[]``."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+_SCALARS = {"int": int, "float": float, "str": str}
+
+
+def _argparse_type(cls: type, field: dataclasses.Field) -> Any:
+    """The argparse ``type`` of a field: its metadata's, else the scalar inside ``X | None``."""
+    if "type" in field.metadata:
+        return field.metadata["type"]
+    hint = typing.get_type_hints(cls)[field.name]
+    args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    if len(args) == 1 and args[0] in (int, float, str):
+        return args[0]
+    raise TypeError(f"{cls.__name__}.{field.name}: give metadata 'type' for a field of type {hint}")
+
+
+def add_dataclass_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, cls: type) -> None:
+    """Add one flag per field of the settings dataclass ``cls`` (see the module docstring for the metadata)."""
+    for field in dataclasses.fields(cls):
+        meta = field.metadata
+        if meta.get("cli", True) is False:
+            continue
+        flag = meta.get("flag", "--" + field.name.replace("_", "-"))
+        default = field.default if field.default is not dataclasses.MISSING else field.default_factory()
+        kwargs: dict[str, Any] = {"dest": field.name, "default": default, "help": meta.get("help")}
+        if isinstance(default, bool) and "type" not in meta:
+            kwargs["action"] = "store_false" if default else "store_true"
+        else:
+            kwargs["type"] = _argparse_type(cls, field)
+            for key in ("choices", "metavar"):
+                if key in meta:
+                    kwargs[key] = meta[key]
+        parser.add_argument(flag, **kwargs)
+
+
+def field_values(cls: type, namespace: argparse.Namespace) -> dict[str, Any]:
+    """The values of ``cls``'s CLI fields in a parsed ``namespace``."""
+    return {f.name: getattr(namespace, f.name) for f in dataclasses.fields(cls)
+            if f.metadata.get("cli", True) is not False and hasattr(namespace, f.name)}

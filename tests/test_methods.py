@@ -1,0 +1,182 @@
+"""The method registry: a method defined in this file becomes a first-class metric without editing the library;
+settings per concern round-trip; one citations source; variants are an open set."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import shutil
+
+import evaluate
+import numpy as np
+import pytest
+
+import larev_hf
+from larev_hf.cli import build_parser, main
+from larev_hf.config import RunConfig, config_sections
+from larev_hf.io import read_json, read_jsonl
+from larev_hf.methods import (
+    ConditionalVMethod,
+    Stage,
+    get_method,
+    method_names,
+    register_method,
+    resolve_methods,
+    unregister_method,
+)
+from larev_hf.methods.rev import PHI_BASE
+from larev_hf.methods.settings import help_field
+from larev_hf.modeling import load_evaluator
+from larev_hf.report import render_markdown
+from larev_hf.scores import ConditionalVScorer, summarize_variants
+
+
+# --------------------------------------------------------------------------- a toy method, from this file only
+@dataclasses.dataclass
+class ToySettings:
+    toy_note: str = help_field("none", "a setting of the toy method", report_only=True)
+
+
+def _copy_phi_base(context) -> None:
+    """The toy's "rationale model" is a copy of Φ_base: its scores are log p_Φbase(y | r ⊕ b) − log p_Φbase(y | b)."""
+    shutil.copytree(context.path("models", "phi_base"), context.path("models", "toy"))
+
+
+class Toy(ConditionalVMethod):
+    name = "toy"
+    title = "TOY"
+    formula = "TOY(r) = log p_Φbase(y | r ⊕ b) − log p_Φbase(y | b)"
+    citation_keys = ("chen-etal-2023-rev",)
+    roles = {"baseline": "phi_base", "rationale": "toy"}
+    model_titles = {"baseline": "Φ_base", "rationale": "Φ_base again"}
+    settings_class = ToySettings
+
+    def stages(self, config):
+        return [PHI_BASE, Stage("toy_copy", _copy_phi_base)]
+
+
+@pytest.fixture()
+def toy():
+    register_method(Toy())
+    yield get_method("toy")
+    unregister_method("toy")
+
+
+def test_a_method_registered_in_a_test_file_runs_reports_exports_and_loads_in_evaluate(toy, tmp_path, monkeypatch):
+    run_dir, bundle_dir = tmp_path / "run", tmp_path / "bundle"
+    argv = ["--quiet", "run", "--method", "rev,toy", "--dataset", "synthetic", "--max-train-examples", "48",
+            "--max-eval-examples", "12", "--num-train-epochs", "1", "--n-boot", "50", "--toy-note", "hello",
+            "--output-dir", str(run_dir)]
+    assert main(argv) == 0
+    report = read_json(run_dir / "report.json")
+    assert list(report["methods"]) == ["rev", "toy"]  # canonical (registry) order
+    assert report["settings"]["toy_note"] == "hello"
+    assert set(report["methods"]["toy"]["absolute"]) == {"gold", "gold_leaky", "vacuous", "leaky"}
+    records = [record for _, record in read_jsonl(run_dir / "data" / "test.jsonl")]
+    phi_base, tokenizer = load_evaluator(run_dir / "models" / "phi_base")
+    expected = ConditionalVScorer(phi_base, phi_base, tokenizer).score(
+        [r["rationale"] for r in records], [r["baseline"] for r in records], [r["label"] for r in records]).scores
+    rows = [row for _, row in read_jsonl(run_dir / "scores" / "test_scores.jsonl")]
+    np.testing.assert_allclose([row["toy/gold"] for row in rows], expected, rtol=0, atol=1e-5)
+    assert report["methods"]["toy"]["absolute"]["gold"] == pytest.approx(float(np.mean(expected)), abs=1e-5)
+    assert "rev/gold" in rows[0]
+    assert (run_dir / "stages" / "toy_copy.done").is_file()
+    assert "| TOY |" in (run_dir / "report.md").read_text()
+
+    assert main(["export", "--run-dir", str(run_dir), "--method", "toy", "--output-dir", str(bundle_dir)]) == 0
+    assert read_json(bundle_dir / "config_larev.json")["method"] == "toy"
+    assert "@inproceedings{chen-etal-2023-rev" in (bundle_dir / "README.md").read_text()
+
+    monkeypatch.chdir(tmp_path)  # the shipped module loads from any directory
+    module = evaluate.load(larev_hf.metric_path("bundle"), evaluator=str(bundle_dir))
+    result = module.compute(rationales=[r["rationale"] for r in records], labels=[r["label"] for r in records],
+                            inputs=records, baselines=[r["baseline"] for r in records])
+    np.testing.assert_allclose(result["scores"], expected, rtol=0, atol=1e-5)
+    assert result["hashcode"].startswith("larev-hf:toy:")
+
+
+def test_an_unregistered_method_and_its_settings_are_reported(toy):
+    with pytest.raises(ValueError, match="method 'rev,nope' is not available"):
+        RunConfig(method="rev,nope")
+    saved = RunConfig(method="toy", toy_note="x").to_dict()
+    unregister_method("toy")
+    with pytest.raises(ValueError, match=r"run_config.json: unknown setting\(s\) \['toy_note'\]"):
+        RunConfig.from_dict(saved)
+    register_method(Toy())
+
+
+def test_registry_refuses_duplicates_and_orders_canonically():
+    assert method_names()[:5] == ("rev", "larev", "rora", "las", "rq")
+    assert resolve_methods("rq,rev") == ("rev", "rq")
+    with pytest.raises(ValueError, match="already registered"):
+        register_method(type(get_method("rev"))())
+    with pytest.raises(ValueError, match="Python identifier"):
+        register_method(type("Bad", (Toy,), {"name": "all"})())
+
+
+# --------------------------------------------------------------------------- settings per concern
+def test_run_config_round_trips_and_reports_unknown_keys(tmp_path):
+    config = RunConfig(method="all", lambda_irm=0.5, rora_threshold="auto", lora_target_modules=["q", "v"])
+    path = tmp_path / "run_config.json"
+    path.write_text(json.dumps(config.to_dict()))
+    assert RunConfig.from_dict(json.loads(path.read_text())) == config
+    with pytest.raises(ValueError, match=r"unknown setting\(s\) \['lamda_irm'\]"):
+        RunConfig.from_dict({**config.to_dict(), "lamda_irm": 1.0})
+    with pytest.raises(AttributeError, match="immutable"):
+        config.seed = 3  # type: ignore[misc]
+    assert config.replace(seed=3).seed == 3 and config.seed == 0
+
+
+def test_every_setting_has_one_flag_whose_default_is_the_fields():
+    run = build_parser()._subparsers._group_actions[0].choices["run"]
+    actions = {action.dest: action for action in run._actions}
+    for _, cls in config_sections():
+        for field in dataclasses.fields(cls):
+            if field.metadata.get("cli", True) is False:
+                continue
+            default = field.default if field.default is not dataclasses.MISSING else field.default_factory()
+            assert field.name in actions, f"no flag for {cls.__name__}.{field.name}"
+            assert actions[field.name].default == default, field.name
+            assert actions[field.name].help, field.name
+
+
+def test_documented_flag_spellings_still_parse():
+    args = build_parser().parse_args(["run", "--output-dir", "x", "--no-stop-word-guard", "--lora-target-modules", "q,v",
+                                      "--rora-threshold", "auto", "--penalty-warmup-ratio", "0.5"])
+    assert (args.stop_word_guard, args.lora_target_modules, args.rora_threshold) == (False, ["q", "v"], "auto")
+    assert args.penalty_warmup_ratio == 0.5
+
+
+# --------------------------------------------------------------------------- citations and variants
+def test_one_citation_source_feeds_methods_losses_and_modules():
+    from larev_hf.citations import bibtex, citations
+    from larev_hf.training.losses import CITATION
+
+    assert len(citations()) >= 6
+    assert get_method("larev").citation == bibtex("li-2026-larev", "chen-etal-2023-rev")
+    assert bibtex("li-2026-larev") in CITATION
+    spec = importlib.util.spec_from_file_location("larev_module", f"{larev_hf.metric_path('larev')}/larev.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module._CITATION.strip() == get_method("larev").citation
+    with pytest.raises(KeyError, match="no citation"):
+        bibtex("nobody-2099")
+
+
+def test_variants_are_an_open_set():
+    rng = np.random.default_rng(0)
+    scores = {name: rng.normal(size=30) for name in ("gold", "gold_leaky", "vacuous", "leaky", "pseudo_specific")}
+    entry = summarize_variants(scores, n_boot=50)
+    assert list(entry["separations"])[-2:] == ["gold_minus_pseudo_specific", "sum"]
+    assert entry["separations"]["sum"] == pytest.approx(sum(v for k, v in entry["separations"].items() if k != "sum"))
+    markdown = render_markdown({"dataset": "d", "split": "test", "n_examples": 30, "methods": {"rev": entry}})
+    assert "Pseudo-Specific" in markdown and "Gold − Pseudo-Specific" in markdown
+    with pytest.raises(ValueError, match="'gold' are missing"):
+        summarize_variants({"leaky": scores["leaky"]})
+
+
+def test_metric_path_names_the_known_modules():
+    assert larev_hf.metric_path("rev").endswith("rev")
+    with pytest.raises(ValueError, match="expected one of .*'bundle'.*'larev'"):
+        larev_hf.metric_path("nope")
