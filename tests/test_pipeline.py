@@ -242,6 +242,8 @@ def test_phi_la_init_phi_starts_from_the_runs_phi(larev_run, tmp_path):
 
     from safetensors.torch import load_file
 
+    from larev_hf.methods.larev import train_phi_la
+
     def weights(path: Path) -> dict[str, torch.Tensor]:
         return load_file(str(path / "model.safetensors"))
 
@@ -250,8 +252,8 @@ def test_phi_la_init_phi_starts_from_the_runs_phi(larev_run, tmp_path):
     for init in ("phi", "fresh"):
         run_dir = tmp_path / init
         shutil.copytree(larev_run, run_dir, ignore=shutil.ignore_patterns("phi_la*"))
-        Run(RunConfig(method="all", phi_la_init=init, learning_rate=1e-9, **SMALL), run_dir,
-            progress=False).stage_leakage_aware("phi_la")
+        train_phi_la("phi_la", Run(RunConfig(method="all", phi_la_init=init, learning_rate=1e-9, **SMALL), run_dir,
+                                   progress=False))
         trained = weights(run_dir / "models" / "phi_la")
         gaps[init] = max(float((trained[name] - phi[name]).abs().max()) for name in phi)
     assert gaps["phi"] < 1e-6 and gaps["fresh"] > 1e-3, gaps  # measured: 3.5e-8 against 8.6e-3

@@ -18,13 +18,10 @@ from larev_hf.scores.simulatability import (
     leaking_mask,
     rq,
     rq_scores,
-    simulatability,
-    simulate,
-    simulator_input,
     summarize_simulatability,
-    train_simulator,
 )
 from larev_hf.training import TrainSettings
+from larev_hf.training.simulator import simulatability, simulate, simulator_input, train_simulator
 
 from .yesno_task import fact_and_leaky, yesno_records
 

@@ -178,10 +178,11 @@ class EvaluatorBundle:
             raise ValueError(f"{run_dir} was trained with --method {cfg.method}, which has no {spec.title} evaluator; "
                              f"train one with `larev-hf run --method {method}` (or --method all)")
         unfinished = [stage.name for stage in spec.stages(cfg) if not run.is_done(stage.name)]
-        for model in spec.roles.values():
-            if unfinished or not run.path("models", model).is_dir():
-                raise FileNotFoundError(f"{run_dir}: models/{model} has not finished training; "
-                                        "finish the run with the same `larev-hf run` command")
+        missing = [model for model in spec.roles.values() if model in unfinished or not run.path("models", model).is_dir()]
+        if unfinished or missing:
+            model = (missing or list(spec.roles.values()))[0]
+            raise FileNotFoundError(f"{run_dir}: models/{model} has not finished training (unfinished stages: "
+                                    f"{unfinished}); finish the run with the same `larev-hf run` command")
         report_path = run.path(REPORT_NAME)
         report = read_json(report_path) if report_path.is_file() else None
         if report is None or method not in report.get("methods", {}):

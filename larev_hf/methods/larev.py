@@ -136,7 +136,7 @@ def _probe(context: RunContext) -> None:
                 [r["label"] for r in train], context.path("models", "probe"), context.config.train_settings(context.progress))
 
 
-def _leakage_aware(name: str, context: RunContext, **overrides: Any) -> None:
+def train_phi_la(name: str, context: RunContext, **overrides: Any) -> None:
     """Φ_LA (or an ablation of it): a fresh model trained with IRMProbeTrainer (eq. 4.10; A.1 step 9).
 
     With ``phi_la_init="phi"`` it starts from the run's Φ instead (a deviation from the thesis for from-scratch
@@ -182,9 +182,9 @@ class LAREV(ConditionalVMethod):
 
     def stages(self, config) -> list[Stage]:
         stages = [PHI_BASE, PHI, IG, ENVIRONMENTS, *([PROBE] if needs_probe(config) else []),
-                  Stage("phi_la", partial(_leakage_aware, "phi_la"))]
+                  Stage("phi_la", partial(train_phi_la, "phi_la"))]
         if config.ablations:
-            stages += [Stage(name, partial(_leakage_aware, name, **overrides)) for name, overrides in ABLATIONS.items()]
+            stages += [Stage(name, partial(train_phi_la, name, **overrides)) for name, overrides in ABLATIONS.items()]
         return stages
 
     def score(self, context, records, variants, shared) -> MethodResult:
