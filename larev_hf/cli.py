@@ -16,13 +16,6 @@ import time
 from larev_hf.io import DataError
 
 
-def rora_threshold_type(text: str) -> float | str:
-    """argparse type of ``--rora-threshold`` (see :func:`larev_hf.methods.rora.rora_threshold_type`)."""
-    from larev_hf.methods.rora import rora_threshold_type as parse
-
-    return parse(text)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``larev-hf`` parser; ``run``'s flags are generated from the settings dataclasses (:mod:`larev_hf.config`)."""
     from larev_hf.config import add_run_arguments

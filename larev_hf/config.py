@@ -120,20 +120,21 @@ class LoraConfig:
         "are random; none for checkpoints; '' for none)", type=comma_list)
 
 
-#: The core sections, in order, with the title of their CLI option group.
-CORE_SECTIONS: tuple[tuple[str, type], ...] = (
-    ("run", RunSection), ("data", DataConfig), ("backbone", BackboneConfig), ("training", TrainingConfig),
-    ("evaluation", EvaluationConfig), ("LoRA (PEFT) for every trained model", LoraConfig),
+#: The core sections, in order: name, dataclass, and the title of their CLI option group (``None``: the main list).
+CORE_SECTIONS: tuple[tuple[str, type, str | None], ...] = (
+    ("run", RunSection, None), ("data", DataConfig, None), ("backbone", BackboneConfig, None),
+    ("training", TrainingConfig, None), ("evaluation", EvaluationConfig, None),
+    ("lora", LoraConfig, "LoRA (PEFT) for every trained model"),
 )
 
 
-def config_sections() -> list[tuple[str, type]]:
-    """The core sections, then each registered method's settings dataclass (titled after the method)."""
+def config_sections() -> list[tuple[str, type, str | None]]:
+    """The core sections, then each registered method's settings dataclass (named and titled after the method)."""
     sections = list(CORE_SECTIONS)
     for name in method_names():
         method = get_method(name)
-        if method.settings_class is not None and method.settings_class not in [cls for _, cls in sections]:
-            sections.append((f"{method.title} ({name})", method.settings_class))
+        if method.settings_class is not None and method.settings_class not in [cls for _, cls, _ in sections]:
+            sections.append((name, method.settings_class, f"{method.title} ({name})"))
     return sections
 
 
@@ -147,9 +148,9 @@ class RunConfig:
     def __init__(self, **values: Any) -> None:
         remaining = dict(values)
         sections = {}
-        for title, cls in config_sections():
+        for section, cls, _ in config_sections():
             names = [f.name for f in dataclasses.fields(cls)]
-            sections[title] = cls(**{name: remaining.pop(name) for name in names if name in remaining})
+            sections[section] = cls(**{name: remaining.pop(name) for name in names if name in remaining})
         if remaining:
             raise ValueError(f"unknown setting(s) {sorted(remaining)}; known: {sorted(self._field_names())} "
                              "(a setting of a method that is not registered in this process?)")
@@ -160,7 +161,7 @@ class RunConfig:
 
     @staticmethod
     def _field_names() -> list[str]:
-        return [f.name for _, cls in config_sections() for f in dataclasses.fields(cls)]
+        return [f.name for _, cls, _ in config_sections() for f in dataclasses.fields(cls)]
 
     def __getattr__(self, name: str) -> Any:
         for section in self.__dict__.get("sections", {}).values():
@@ -182,7 +183,7 @@ class RunConfig:
     @staticmethod
     def _defaults() -> dict[str, Any]:
         return {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory()
-                for _, cls in config_sections() for f in dataclasses.fields(cls)}
+                for _, cls, _ in config_sections() for f in dataclasses.fields(cls)}
 
     def to_dict(self) -> dict[str, Any]:
         """Every setting by name (what ``run_config.json`` holds)."""
@@ -205,7 +206,7 @@ class RunConfig:
     @staticmethod
     def field_metadata() -> dict[str, dict[str, Any]]:
         """Setting name → its field metadata (``report_only``, ``stages``, ``help``)."""
-        return {f.name: dict(f.metadata) for _, cls in config_sections() for f in dataclasses.fields(cls)}
+        return {f.name: dict(f.metadata) for _, cls, _ in config_sections() for f in dataclasses.fields(cls)}
 
     # ------------------------------------------------------------------ derived settings
     @property
@@ -236,10 +237,9 @@ class RunConfig:
 
 # --------------------------------------------------------------------------- the command line
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    """Every section's flags, one option group per section (the core sections' first without a group title)."""
-    for title, cls in config_sections():
-        target = parser if title in ("run", "data", "backbone", "training", "evaluation") else parser.add_argument_group(title)
-        add_dataclass_arguments(target, cls)
+    """Every section's flags: the core sections in the main list, LoRA and each method in an option group of its own."""
+    for _, cls, group in config_sections():
+        add_dataclass_arguments(parser.add_argument_group(group) if group else parser, cls)
     data = parser.add_argument_group("--dataset jsonl")
     data.add_argument("--column-mapping", type=_json_object, default=None,
                       help='schema field → your column, e.g. \'{"label": "answer", "rationale": "explanation"}\'')
@@ -263,7 +263,7 @@ def _json_object(text: str) -> dict:
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """The :class:`RunConfig` of parsed ``larev-hf run`` arguments."""
     values = {}
-    for _, cls in config_sections():
+    for _, cls, _ in config_sections():
         values.update(field_values(cls, args))
     options = {"column_mapping": args.column_mapping, "task": args.task, "label_set": args.label_set}
     values["loader_options"] = {key: value for key, value in options.items() if value is not None}

@@ -65,6 +65,11 @@ def load_bundle(
     return _BUNDLES[key]
 
 
+def _title(method: str | None) -> str:
+    """How a module names its metric: the method's title, or "rationale" for the generic ``bundle`` module."""
+    return get_method(method).title if method else "rationale"
+
+
 def citation(method: str) -> str:
     """The ``_CITATION`` of a module: the method's BibTeX from the one ``citations.bib``."""
     return get_method(method).citation + "\n"
@@ -72,7 +77,7 @@ def citation(method: str) -> str:
 
 def kwargs_description(method: str | None) -> str:
     """The ``_KWARGS_DESCRIPTION`` of a module: the same arguments for every method (``None``: the generic module)."""
-    title = get_method(method).title if method else "rationale"
+    title = _title(method)
     method = method or "bundle"
     return f"""
 Computes {title} scores of free-text rationales with a trained evaluator bundle.
@@ -154,7 +159,7 @@ class BundleMetric(evaluate.Metric):
 
     def _download_and_prepare(self, dl_manager: Any) -> None:
         """Load (or reuse) the evaluator bundle; a bundle of another method is refused."""
-        title = get_method(self.method).title if self.method else "rationale"
+        title = _title(self.method)
         if self.evaluator is None:
             raise ValueError(f"the {title} metric needs an evaluator bundle: "
                              f'evaluate.load("metrics/{self.method or "bundle"}", evaluator="<bundle directory or Hub '

@@ -21,11 +21,9 @@ from larev_hf.data import add_baselines, add_variants, load_examples, load_schem
 from larev_hf.data.variants import build_variants
 from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods import Stage, get_method
-from larev_hf.methods.larev import ABLATIONS, LAREV_DEFAULTS, PHI_LA_INITS  # noqa: F401 - re-exported (older imports)
-from larev_hf.methods.rora import CLASSIFIER_TOKENIZER  # noqa: F401 - re-exported (older imports)
 from larev_hf.modeling import build_model, build_tokenizer, is_preset, load_evaluator
 from larev_hf.report import separation_title, write_report
-from larev_hf.runner import StageRunner, compute_environment  # noqa: F401 - compute_environment re-exported
+from larev_hf.runner import StageRunner
 from larev_hf.scores import VARIANTS
 from larev_hf.training import train_on_records
 
@@ -169,9 +167,7 @@ class Run:
     def execute(self, until: str | None = None) -> dict:
         """Run (or resume) every stage — or the stages up to and including ``until`` — and return the report."""
         stages = self.stages()
-        names = [name for name, _ in stages]
-        if until is not None and until not in names:
-            raise ValueError(f"--until {until!r} is not a stage of this run; its stages are {names}")
+        StageRunner.check_until([name for name, _ in stages], until)  # before anything is written
         self.dir.mkdir(parents=True, exist_ok=True)
         self.check_config()
         if not self.runner.run(stages, until=until):
@@ -181,8 +177,8 @@ class Run:
     def evaluate_file(self, data_file: str | os.PathLike, output_dir: str | os.PathLike) -> dict:
         """Score another file of the same dataset kind with this run's trained models (no retraining)."""
         data_file = Path(data_file)
-        missing = [stage.name for stage in self.method_stages() if not self.is_done(stage.name)]
-        missing = ["tokenizer"] * (not self.is_done("tokenizer")) + missing
+        needed = ["tokenizer", *(stage.name for stage in self.method_stages())]
+        missing = [name for name in needed if not self.is_done(name)]
         if missing:
             raise FileNotFoundError(f"{self.dir}: stages {missing} have not finished; run `larev-hf run` first")
         cfg = self.config

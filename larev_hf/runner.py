@@ -57,12 +57,16 @@ class StageRunner:
         self.timings[stage] = time.perf_counter() - start
         write_json(self.marker(stage), {"seconds": self.timings[stage], **compute_environment()})
 
+    @staticmethod
+    def check_until(names: list[str], until: str | None) -> None:
+        """Refuse an ``until`` that names no stage of ``names``."""
+        if until is not None and until not in names:
+            raise ValueError(f"--until {until!r} is not a stage of this run; its stages are {names}")
+
     def run(self, stages: Iterable[tuple[str, Callable[[], None]]], until: str | None = None) -> bool:
         """Run (or resume) ``stages`` in order, stopping after ``until``; returns whether every stage ran."""
         stages = list(stages)
-        names = [name for name, _ in stages]
-        if until is not None and until not in names:
-            raise ValueError(f"--until {until!r} is not a stage of this run; its stages are {names}")
+        self.check_until([name for name, _ in stages], until)
         for name, function in stages:
             self.run_stage(name, function)
             if name == until:

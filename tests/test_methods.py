@@ -131,7 +131,7 @@ def test_run_config_round_trips_and_reports_unknown_keys(tmp_path):
 def test_every_setting_has_one_flag_whose_default_is_the_fields():
     run = build_parser()._subparsers._group_actions[0].choices["run"]
     actions = {action.dest: action for action in run._actions}
-    for _, cls in config_sections():
+    for _, cls, _ in config_sections():
         for field in dataclasses.fields(cls):
             if field.metadata.get("cli", True) is False:
                 continue

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from larev_hf.citations import bibtex
+from larev_hf.scores.simulatability import correctness
 
 
 class RunContext(Protocol):
@@ -46,8 +47,6 @@ class Stage:
 
     name: str
     run: Callable[[RunContext], None]
-    #: whether :meth:`Run.evaluate_file` needs the stage finished (its model is scored with).
-    scored: bool = False
 
 
 @dataclass
@@ -150,12 +149,6 @@ class Method:
         return f"<{type(self).__name__} {self.name!r}: {self.formula}>"
 
 
-def variant_accuracy(predict: Callable[[list[str]], float], inputs_of: Callable[[str], list[str]],
-                     variants: Mapping[str, Sequence[str]]) -> dict[str, float]:
-    """Accuracy per variant: ``predict(inputs_of(variant))`` for every variant, in order."""
-    return {variant: predict(inputs_of(variant)) for variant in variants}
-
-
 def choice_accuracy(predictions: Sequence[int], choices: Sequence[Sequence[str]], labels: Sequence[str]) -> float:
-    """Share of examples whose predicted choice is the label."""
-    return float(np.mean([options[p] == label for p, options, label in zip(predictions, choices, labels, strict=True)]))
+    """Share of examples whose predicted choice is the label (the mean of :func:`~larev_hf.scores.simulatability.correctness`)."""
+    return float(np.mean(correctness(predictions, choices, labels)))
