@@ -1,8 +1,9 @@
-"""The ``larev-hf`` command line: ``demo``, ``run``, ``evaluate`` and ``export``.
+"""The ``larev-hf`` command line: ``demo``, ``run``, ``evaluate``, ``meta`` and ``export``.
 
     larev-hf demo --output-dir runs/demo
     larev-hf run --method rev --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/esnli-rev
     larev-hf evaluate --run-dir runs/esnli-rev --data-file my_rationales/test.jsonl --output-dir runs/esnli-rev/eval
+    larev-hf meta --run-dir runs/esnli-rev [--families gold,vacuous,leak] [--user-families mine=my_rationales.jsonl]
     larev-hf export --run-dir runs/esnli-rev --method rev --output-dir bundles/rev-esnli [--push-to-hub user/rev-esnli]
 """
 
@@ -19,7 +20,9 @@ from larev_hf.io import DataError
 def build_parser() -> argparse.ArgumentParser:
     """The ``larev-hf`` parser; ``run``'s flags are generated from the settings dataclasses (:mod:`larev_hf.config`)."""
     from larev_hf.config import add_run_arguments
+    from larev_hf.meta.evaluation import MetaSettings
     from larev_hf.methods import exportable_methods
+    from larev_hf.methods.settings import add_dataclass_arguments
 
     parser = argparse.ArgumentParser(prog="larev-hf", description="Leakage-aware evaluation of free-text rationales.")
     parser.add_argument("--quiet", action="store_true", help="no progress bars or stage logs")
@@ -38,6 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--run-dir", required=True)
     evaluate.add_argument("--data-file", required=True, help="a file of the run's dataset kind, e.g. .../test.jsonl")
     evaluate.add_argument("--output-dir", required=True)
+
+    meta = commands.add_parser("meta", help="score every method on the VARSuite adversarial families and say which "
+                               "metric to trust (AUC of gold vs each family; no retraining)")
+    meta.add_argument("--run-dir", required=True, help="a trained run directory (`larev-hf run`)")
+    meta.add_argument("--output-dir", default=None, help="where the meta report goes (default: RUN_DIR/meta)")
+    add_dataclass_arguments(meta, MetaSettings)
 
     export = commands.add_parser("export", help="save a run's evaluators as an evaluator bundle (and push it to the Hub)")
     export.add_argument("--run-dir", required=True, help="a finished run directory (`larev-hf run`)")
@@ -70,6 +79,22 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _meta(args: argparse.Namespace, progress: bool) -> int:
+    """``larev-hf meta``: the meta-evaluation of a trained run; prints the at-a-glance table."""
+    from larev_hf.meta.evaluation import MetaEvaluation, MetaSettings
+    from larev_hf.methods.settings import field_values
+    from larev_hf.pipeline import Run
+
+    meta = MetaEvaluation(Run.load(args.run_dir, progress), MetaSettings(**field_values(MetaSettings, args)),
+                          args.output_dir)
+    report = meta.execute()
+    for entry in report["methods"].values():
+        print(f"  {entry['title']:24s} worst AUC {entry['worst_auc'] if entry['worst_auc'] is None else round(entry['worst_auc'], 3)}"
+              f" ({entry['worst_family']}), τ-b {entry['tau_b'] if entry['tau_b'] is None else round(entry['tau_b'], 3)}")
+    print(f"meta report: {meta.dir}/meta_report.md")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -81,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "export":
             return _export(args)
+        if args.command == "meta":
+            return _meta(args, progress)
         if args.command == "demo":
             # The main job: LAREV against REV. RoRA/LAS/RQ (``--method all``) add their own models and are ≈ 0 here by
             # design (the synthetic rationale alone decides the answer, which RoRA treats as leakage).

@@ -6,7 +6,8 @@ optional keys: ``accuracy`` (evaluator accuracy per model and variant, thesis ta
 ``ablations``, ``settings`` and ``timings``. The accuracy-based methods LAS and RQ
 (:func:`larev_hf.scores.simulatability.summarize_simulatability`) have ``"unit": "accuracy"``,
 LAS ``groups`` instead of ``win_rate``, and ``None`` where LAS is undefined; they get their own
-tables and stay out of the chart, whose axis is in nats.
+tables and stay out of the chart, whose axis is in nats. The metric baselines (VARIF §5) carry
+``"kind": "baseline"`` and their own ``unit``; they get their own tables too.
 """
 
 from __future__ import annotations
@@ -51,9 +52,16 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
-def _is_accuracy(entry: dict[str, Any]) -> bool:
-    """Whether a method entry is an accuracy difference (LAS, RQ) rather than nats (REV, LAREV, RoRA)."""
-    return entry.get("unit") == "accuracy"
+def _group(entry: dict[str, Any]) -> str:
+    """Which tables a method entry belongs to: ``"nats"`` (REV, LAREV, RoRA), ``"accuracy"`` (LAS, RQ: accuracy
+    differences) or ``"baseline"`` (the heuristic metric baselines of VARIF §5, each in its own unit)."""
+    if entry.get("kind") == "baseline":
+        return "baseline"
+    return "accuracy" if entry.get("unit") == "accuracy" else "nats"
+
+
+def _in_group(report: dict[str, Any], group: str) -> dict[str, Any]:
+    return {name: e for name, e in report["methods"].items() if _group(e) == group}
 
 
 def _separation_cell(entry: dict[str, Any], key: str) -> str:
@@ -84,8 +92,8 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 def render_markdown(report: dict[str, Any]) -> str:
     """Markdown tables: absolute scores, separations with 95% intervals, win rates, accuracy, ablations."""
-    methods = {name: e for name, e in report["methods"].items() if not _is_accuracy(e)}
-    simulated = {name: e for name, e in report["methods"].items() if _is_accuracy(e)}
+    methods, simulated = _in_group(report, "nats"), _in_group(report, "accuracy")
+    baselines = _in_group(report, "baseline")
     out = [f"# Rationale evaluation report: {report['dataset']} ({report['split']}, n = {report['n_examples']})", ""]
     if methods:
         out += ["## Absolute scores (nats; thesis tables 5.3 / 5.9)", ""]
@@ -111,6 +119,14 @@ def render_markdown(report: dict[str, Any]) -> str:
                 out.append(_table(["Variant", "Leaking n", "Leaking Δacc", "Non-leaking n", "Non-leaking Δacc", name.upper()],
                                   [[variant_title(v), str(g["n_leaking"]), _fmt(g["leaking"]), str(g["n_nonleaking"]),
                                     _fmt(g["nonleaking"]), _fmt(g["las"])] for v, g in entry["groups"].items()]))
+    if baselines:
+        out += ["", "## Metric baselines (VARIF §5; each in its own unit, higher = the better rationale to a naive "
+                "reader)", ""]
+        out.append(_table(["Baseline", "Unit"], [[name.upper(), str(e.get("unit", ""))] for name, e in baselines.items()]))
+        out += [""]
+        out.append(_absolute_table(baselines))
+        out += ["", "### Gold − variant separations, mean [95% bootstrap interval]", ""]
+        out.append(_separation_table(baselines))
     if report.get("accuracy"):
         out += ["", "## Evaluator accuracy on the test split (%; thesis table 5.7)", ""]
         columns = sorted({key for values in report["accuracy"].values() for key in values}, key=_accuracy_order)
@@ -142,7 +158,7 @@ def plot_separations(report: dict[str, Any], path: str | os.PathLike) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    methods = {name: e for name, e in report["methods"].items() if not _is_accuracy(e)}
+    methods = _in_group(report, "nats")
     keys = [k for k in _union(methods.values(), "separations") if k != "sum"]
     width = 0.8 / max(len(methods), 1)
     fig, ax = plt.subplots(figsize=(7, 4), dpi=120)

@@ -36,7 +36,10 @@ def larev_run(tmp_path_factory) -> Path:
 def test_report_has_the_documented_schema_and_files(larev_run):
     report = read_json(larev_run / "report.json")
     assert report["dataset"] == "synthetic" and report["split"] == "test" and report["n_examples"] == 48
-    assert set(report["methods"]) == {"rev", "larev", "rora", "las", "rq"}
+    assert set(report["methods"]) == {"rev", "larev", "rora", "las", "rq", "rouge_l", "length", "rationale_only"}
+    for method in ("rouge_l", "length", "rationale_only"):  # VARIF §5's metric baselines, in their own units
+        entry = report["methods"][method]
+        assert entry["kind"] == "baseline" and set(entry["absolute"]) == REPORT_KEYS["absolute"]
     for method in ("rev", "larev", "rora"):
         entry = report["methods"][method]
         for key, names in REPORT_KEYS.items():
@@ -61,6 +64,7 @@ def test_report_has_the_documented_schema_and_files(larev_run):
     markdown = (larev_run / "report.md").read_text()
     assert "| LAREV |" in markdown and "Gold − Leaky" in markdown
     assert "| RORA |" in markdown and "### LAS by leakage group" in markdown
+    assert "## Metric baselines" in markdown and "| ROUGE_L | ROUGE-L F1 |" in markdown
     rows = [row for _, row in read_jsonl(larev_run / "scores" / "test_scores.jsonl")]
     assert len(rows) == 48 and {"rev/gold", "larev/leaky", "log_p_baseline"} <= set(rows[0])
     assert {"rora/leaky", "log_p_theta", "simulator/x", "simulator/gold/x_r", "simulator/leaky/r"} <= set(rows[0])
@@ -212,7 +216,7 @@ def test_schema_files_load_and_name_a_missing_field(tmp_path):
 
 def test_method_lists_are_validated_and_canonically_ordered():
     assert RunConfig(method="larev,rev").methods == ("rev", "larev")
-    assert RunConfig(method="all").methods == ("rev", "larev", "rora", "las", "rq")
+    assert RunConfig(method="all").methods == ("rev", "larev", "rora", "las", "rq", "rouge_l", "length", "rationale_only")
     with pytest.raises(ValueError, match="comma-separated list"):
         RunConfig(method="rev,bogus")
 

@@ -1,7 +1,9 @@
 """Meta-evaluation of rationale metrics: the VARSuite adversarial families and the statistics that
 check whether a metric ranks gold rationales above them (VARIF proposal §4-§6).
 
-Depends only on :mod:`larev_hf.data`, :mod:`larev_hf.io`, numpy and scipy.
+The suite and the statistics depend only on :mod:`larev_hf.data`, :mod:`larev_hf.io`, numpy and scipy;
+:mod:`larev_hf.meta.evaluation` (``meta_evaluate``, ``MetaEvaluation``, ``MetaSettings``: scoring a trained run's
+methods on the suite) sits above the run and is imported on first use.
 """
 
 from larev_hf.meta.stats import (
@@ -38,7 +40,21 @@ from larev_hf.meta.suite import (
     write_suite,
 )
 
+_EVALUATION = ("MetaEvaluation", "MetaSettings", "meta_evaluate", "meta_summary", "render_meta_markdown",
+               "write_meta_report")
+
+
+def __getattr__(name: str):
+    """``meta_evaluate`` & co. load the run machinery (torch, transformers) only when asked for."""
+    if name in _EVALUATION:
+        from larev_hf.meta import evaluation
+
+        return getattr(evaluation, name)
+    raise AttributeError(f"module 'larev_hf.meta' has no attribute {name!r}")
+
+
 __all__ = [
+    *_EVALUATION,
     "DEFAULT_FAMILIES",
     "EXPECTED_ORDER",
     "FAMILIES",

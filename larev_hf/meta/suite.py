@@ -359,9 +359,12 @@ def build_suite_with_skips(records: Iterable[Mapping[str, Any]], families: Seque
                 continue
             rows.append(_row(record, name, fields))
     by_id = {record["id"]: record for record in records}
-    keys = list(dict.fromkeys((row["id"], row["label_used"]) for row in rows))  # one baseline per (x, label)
+    # One baseline per (x, label); a record's own baseline (a run's, built by its builder) is kept for its gold label.
+    baselines = {(r["id"], r["label"]): r["baseline"] for r in records if isinstance(r.get("baseline"), str) and r["baseline"]}
+    keys = [key for key in dict.fromkeys((row["id"], row["label_used"]) for row in rows) if key not in baselines]
     examples = [{c: by_id[i][c] for c in COLUMNS if c != "rationale"} | {"label": label} for i, label in keys]
-    baselines = dict(zip(keys, builder(examples), strict=True)) if examples else {}
+    if examples:
+        baselines.update(zip(keys, builder(examples), strict=True))
     for row in rows:
         row["baseline"] = baselines[(row["id"], row["label_used"])]
     counts = {name: len(ids) for name, ids in skipped.items() if ids}
@@ -395,7 +398,8 @@ def build_suite(records: Iterable[Mapping[str, Any]], families: Sequence[str] | 
         families (`Sequence[str]`, *optional*): names in :data:`FAMILIES`; defaults to :data:`DEFAULT_FAMILIES`.
         seed (`int`, defaults to 0): seeds every per-example draw (and the default baseline builder).
         baseline_builder (`BaselineBuilder`, *optional*): builds each row's ``baseline`` from
-            ``(x, label_used)``; defaults to ``make_baseline_builder("template", seed=seed)``.
+            ``(x, label_used)``; defaults to ``make_baseline_builder("template", seed=seed)``. A record that
+            carries a ``baseline`` keeps it for the rows that use its gold label.
 
     Returns:
         Rows with the keys :data:`ROW_KEYS`, example by example and in ``families`` order within one.

@@ -94,6 +94,8 @@ class Method:
         unit: ``"nats"`` or ``"accuracy"`` (LAS, RQ): which report tables and chart it belongs to.
         settings_class: a dataclass of the method's own settings (fields with ``metadata={"help": ...}``) or ``None``;
             its fields become ``--flags`` and keys of ``run_config.json``.
+        kind: ``"metric"`` (a rationale metric) or ``"baseline"`` (a heuristic reference, VARIF §5: a learned metric
+            that does not beat it on a failure family has learned nothing there); reports list baselines apart.
     """
 
     name: ClassVar[str]
@@ -105,6 +107,7 @@ class Method:
     reads_input: ClassVar[bool] = False
     unit: ClassVar[str] = "nats"
     settings_class: ClassVar[type | None] = None
+    kind: ClassVar[str] = "metric"
 
     def stages(self, config: Any) -> list[Stage]:
         """The stages this method needs under ``config``, in order (shared ones included)."""
@@ -118,6 +121,12 @@ class Method:
         correctness) and for the summaries of the methods scored before this one (``shared["summaries"]``).
         """
         raise NotImplementedError
+
+    def pointwise(self, context: RunContext, records: Sequence[dict[str, Any]], variants: Mapping[str, Sequence[str]],
+                  shared: dict[str, Any]) -> dict[str, np.ndarray]:
+        """One score per record and variant, higher meaning a better rationale: what :meth:`score` summarises and
+        what the meta-evaluation (:mod:`larev_hf.meta`) ranks. ``records[i]["label"]`` is the label scored."""
+        raise NotImplementedError(f"{self.title} has no pointwise score")
 
     def validate(self, config: Any) -> None:
         """Refuse settings that cannot work together (raise ``ValueError`` naming the flag)."""

@@ -81,10 +81,15 @@ class ConditionalVMethod(Method):
 
     roles: ClassVar[Mapping[str, str]] = {"baseline": "phi_base", "rationale": "phi"}
 
+    def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
+        """log p(y | r ⊕ b) − log p_Φbase(y | b) per record and variant (REV eq. 5; thesis eq. 4.4)."""
+        return cvi_variant_scores(context, self.roles["rationale"], records, variants,
+                                  baseline_terms(context, records, shared))
+
     def score(self, context, records, variants, shared) -> MethodResult:
         cfg, model_name = context.config, self.roles["rationale"]
-        base = baseline_terms(context, records, shared)
-        scores = cvi_variant_scores(context, model_name, records, variants, base)
+        scores = self.pointwise(context, records, variants, shared)
+        base = shared["log_p_baseline"]
         fmt = get_input_format(cfg.input_format)
         labels, choices = [r["label"] for r in records], [r["choices"] for r in records]
         accuracy = {}

@@ -233,35 +233,54 @@ class RoRA(Method):
     def bundle_scorer(self, models, tokenizer, config, batch_size) -> RoRABundleScorer:
         return RoRABundleScorer(models, tokenizer, config, batch_size)
 
+    def _scorer(self, context: RunContext, shared: dict[str, Any]):
+        """The run's RoRA scorer (generative or classifier evaluators) and log p_Θ(y | x, ∅) per record, once per
+        scoring pass."""
+        if "rora_scorer" not in shared:
+            from larev_hf.rora import RoRAClassifierScorer, RoRAScorer
+
+            cfg = context.config
+            theta_model, phi_model = context.model("rora_theta"), context.model("rora_phi")
+            if cfg.rora_classifier:
+                from transformers import AutoTokenizer
+
+                tokenizer = AutoTokenizer.from_pretrained(context.path("rora", CLASSIFIER_TOKENIZER))
+                shared["rora_scorer"] = RoRAClassifierScorer(theta_model, phi_model, tokenizer,
+                                                             batch_size=cfg.eval_batch_size)
+            else:
+                shared["rora_scorer"] = RoRAScorer(theta_model, phi_model, context.tokenizer(), cfg.reduction,
+                                                   cfg.eval_batch_size)
+        return shared["rora_scorer"]
+
+    def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
+        """RoRA(r) = log p_Φ(y | x, r) − log p_Θ(y | x, ∅) per record and variant (RoRA eq. 9)."""
+        scorer = self._scorer(context, shared)
+        if "log_p_theta" not in shared:
+            shared["log_p_theta"] = scorer.theta_log_probs(records, context.progress)
+        return {variant: scorer.score_records(records, list(rationales), shared["log_p_theta"], context.progress).scores
+                for variant, rationales in variants.items()}
+
     def score(self, context, records, variants, shared) -> MethodResult:
         """RoRA(r) of every variant (RoRA eq. 9), and Θ's and Φ's accuracies."""
-        from larev_hf.rora import RoRAClassifierScorer, RoRAScorer, baseline_input, evaluator_input
+        from larev_hf.rora import baseline_input, evaluator_input
 
         cfg = context.config
         labels, choices = [r["label"] for r in records], [r["choices"] for r in records]
-        theta_model, phi_model = context.model("rora_theta"), context.model("rora_phi")
-        if cfg.rora_classifier:
-            from transformers import AutoTokenizer
+        scores = self.pointwise(context, records, variants, shared)
+        scorer = shared["rora_scorer"]
 
-            tokenizer = AutoTokenizer.from_pretrained(context.path("rora", CLASSIFIER_TOKENIZER))
-            scorer = RoRAClassifierScorer(theta_model, phi_model, tokenizer, batch_size=cfg.eval_batch_size)
-
-            def accuracy_of(model, inputs: list[str]) -> float:
+        def accuracy_of(model, inputs: list[str]) -> float:
+            if cfg.rora_classifier:
                 return float(np.mean([p == y for p, y in zip(scorer.predict(model, inputs), labels, strict=True)]))
-        else:
-            scorer = RoRAScorer(theta_model, phi_model, context.tokenizer(), cfg.reduction, cfg.eval_batch_size)
+            predictions = predict_choices(model, context.tokenizer(), inputs, choices,
+                                          batch_size=cfg.eval_batch_size, reduction=cfg.reduction)
+            return choice_accuracy(predictions, choices, labels)
 
-            def accuracy_of(model, inputs: list[str]) -> float:
-                predictions = predict_choices(model, context.tokenizer(), inputs, choices,
-                                              batch_size=cfg.eval_batch_size, reduction=cfg.reduction)
-                return choice_accuracy(predictions, choices, labels)
-        theta = scorer.theta_log_probs(records, context.progress)
-        columns: dict[str, list] = {"log_p_theta": [float(v) for v in theta]}
+        theta_model, phi_model = context.model("rora_theta"), context.model("rora_phi")
+        columns: dict[str, list] = {"log_p_theta": [float(v) for v in shared["log_p_theta"]]}
         accuracy = {"rora_theta": {"baseline": accuracy_of(theta_model, [baseline_input(r) for r in records])},
                     "rora_phi": {}}
-        scores = {}
         for variant, rationales in variants.items():
-            scores[variant] = scorer.score_records(records, list(rationales), theta, context.progress).scores
             columns[f"rora/{variant}"] = [float(v) for v in scores[variant]]
             inputs = [evaluator_input(r, text) for r, text in zip(records, rationales, strict=True)]
             accuracy["rora_phi"][variant] = accuracy_of(phi_model, inputs)

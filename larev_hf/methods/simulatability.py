@@ -13,7 +13,7 @@ import numpy as np
 
 from larev_hf.methods.base import Method, MethodResult, RunContext, Stage
 from larev_hf.modeling import build_model
-from larev_hf.scores.simulatability import summarize_simulatability
+from larev_hf.scores.simulatability import las_contributions, rq_scores, summarize_simulatability
 
 
 def _train_simulators(context: RunContext) -> None:
@@ -52,6 +52,16 @@ class SimulatabilityMethod(Method):
     def stages(self, config) -> list[Stage]:
         return [SIMULATORS]
 
+    def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
+        """Per-example scores whose mean is the metric: RQ's Δ_i = 1[S(x, r) = y] − 1[S(x) = y]; LAS's share of the
+        leakage-group macro average (:func:`~larev_hf.scores.simulatability.las_contributions`)."""
+        correct = simulator_correctness(context, records, variants, shared)
+        return {variant: self.per_example(views) for variant, views in correct.items()}
+
+    def per_example(self, correct: dict[str, np.ndarray]) -> np.ndarray:
+        """The per-example score from the correctness of the views ``x_r``, ``x`` and ``r``."""
+        raise NotImplementedError
+
     def score(self, context, records, variants, shared) -> MethodResult:
         cfg = context.config
         correct = simulator_correctness(context, records, variants, shared)
@@ -77,6 +87,9 @@ class LAS(SimulatabilityMethod):
     formula = "LAS = ½ (mean_leaking Δ + mean_non-leaking Δ), Δ = 1[S(x, r) = y] − 1[S(x) = y]"
     citation_keys = ("hase-etal-2020-leakage",)
 
+    def per_example(self, correct):
+        return las_contributions(correct["x_r"], correct["x"], correct["r"])
+
 
 class RQ(SimulatabilityMethod):
     """Rationale quality (Wiegreffe et al., 2021): the mean accuracy gain."""
@@ -85,3 +98,6 @@ class RQ(SimulatabilityMethod):
     title = "RQ"
     formula = "RQ = mean(1[S(x, r) = y] − 1[S(x) = y])"
     citation_keys = ("wiegreffe-etal-2021-measuring",)
+
+    def per_example(self, correct):
+        return rq_scores(correct["x_r"], correct["x"])

@@ -92,6 +92,21 @@ def las(
     return _las(delta, leaking)
 
 
+def las_contributions(correct_with: Sequence[bool], correct_without: Sequence[bool],
+                      correct_rationale_only: Sequence[bool]) -> np.ndarray:
+    """Each example's share of LAS: Δ_i · n / (2 n_g(i)), n_g(i) the size of its leakage group, so that the mean over
+    examples is LAS whenever both groups are non-empty (with one group empty it is ½ RQ; LAS itself is undefined).
+
+    Hase et al. (2020) define LAS only as a corpus score; this decomposition is the per-example score the
+    meta-evaluation ranks (``docs/meta.md``). RQ's per-example score is Δ_i itself (:func:`rq_scores`).
+    """
+    delta = rq_scores(correct_with, correct_without)
+    leaking = leaking_mask(correct_rationale_only)
+    _check_lengths(correct_with=delta, correct_rationale_only=leaking)
+    group_size = np.where(leaking, leaking.sum(), (~leaking).sum()).astype(np.float64)
+    return delta * len(delta) / (2 * np.maximum(group_size, 1))
+
+
 def _las(delta: np.ndarray, leaking: np.ndarray) -> LASResult:
     groups = [delta[leaking], delta[~leaking]]
     means = [float(g.mean()) if len(g) else float("nan") for g in groups]

@@ -1,0 +1,366 @@
+"""The meta-evaluation of a trained run: every method scores every VARSuite family (VARIF §4-§6).
+
+``MetaEvaluation(run, settings).execute()`` (CLI: ``larev-hf meta --run-dir DIR``) builds the suite from one split of
+the run, scores it with every method through the registry (:meth:`larev_hf.methods.Method.pointwise`, the trained
+evaluators of the run reused, nothing retrained) and writes, under ``<run>/meta`` by default:
+
+- ``suite.jsonl`` and ``suite_skips.json``: the rationales scored and the examples each family skipped;
+- ``scores/<method>.jsonl``: one score per suite row (``id``, ``family``, ``score``);
+- ``meta_report.json``, ``meta_report.md`` and ``meta_heatmap.png``: per method × family the AUC of gold against
+  the family with its bootstrap interval, the paired win rate, the mean separation; per method the worst-family
+  AUC and Kendall τ-b against VARIF H5's order (:func:`larev_hf.meta.stats.summarize_method`).
+
+Scoring passes. Every family that keeps the gold label is scored in one pass over the split's records, one variant
+per family, so the terms a method shares between rationales (log p_Φbase(y | b), log p_Θ(y | x), the simulator's
+S(x)) are computed once; an example a family skipped is filled with its gold rationale and dropped from the
+statistics. A family that changes the label (``label_swap``, a user family with ``label_used``) is a pass of its
+own over its rows, each row a record with its label and the baseline rebuilt for it.
+
+Resuming: ``suite`` and ``score-<method>`` are stages with markers (:class:`~larev_hf.runner.StageRunner`); adding a
+method later scores only that method; the report is rebuilt each time (seconds).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl, write_text
+from larev_hf.meta.stats import EXPECTED_ORDER, NOT_WORSE_THAN_GOLD, summarize_method
+from larev_hf.meta.suite import (
+    DEFAULT_FAMILIES,
+    FAMILIES,
+    FAMILY_LETTERS,
+    build_suite_with_skips,
+    load_user_family,
+)
+from larev_hf.methods import get_method, method_names
+from larev_hf.methods.settings import comma_list, help_field
+from larev_hf.pipeline import Run, baseline_builder_from_spec
+from larev_hf.runner import StageRunner
+
+logger = logging.getLogger(__name__)
+
+REFERENCE = "gold"
+META_SPLITS = ("test", "validation")
+
+
+@dataclass
+class MetaSettings:
+    """What ``larev-hf meta`` builds and scores (VARIF §4-§6); every field is a ``--flag``."""
+
+    families: list[str] = help_field(list(DEFAULT_FAMILIES), "VARSuite families to build and score (comma list; "
+                                     "'gold' is the reference and always included)", type=comma_list)
+    user_families: list[str] = help_field(
+        [], "your own families, NAME=PATH.jsonl (rows: id, rationale, optional label_used), comma list",
+        type=comma_list, flag="--user-families")
+    methods: list[str] = help_field(
+        [], "methods to score (default: the run's methods and every metric baseline whose models are trained)",
+        type=comma_list, report_only=True)
+    split: str = help_field("test", "the run's split the suite is built from", choices=META_SPLITS)
+    seed: int | None = help_field(None, "seed of the suite's template draws (default: the run's seed)")
+    max_examples: int | None = help_field(None, "only the split's first N examples")
+    n_boot: int = help_field(1000, "bootstrap replicates of each AUC interval", report_only=True)
+
+    def user_family_paths(self) -> dict[str, str]:
+        """``NAME=PATH`` entries → ``{name: path}``; a malformed entry raises naming it."""
+        out = {}
+        for entry in self.user_families:
+            name, sep, path = entry.partition("=")
+            if not sep or not name.strip() or not path.strip():
+                raise ValueError(f"--user-families entry {entry!r}: expected NAME=PATH.jsonl")
+            out[name.strip()] = path.strip()
+        return out
+
+
+def _settings_metadata() -> dict[str, dict[str, Any]]:
+    return {f.name: dict(f.metadata) for f in fields(MetaSettings)}
+
+
+class MetaEvaluation:
+    """The meta-evaluation of one trained run (see the module docstring).
+
+    Args:
+        run: a trained run (:meth:`larev_hf.pipeline.Run.load`).
+        settings: what to build and score.
+        output_dir: where the outputs go (default ``<run>/meta``).
+    """
+
+    def __init__(self, run: Run, settings: MetaSettings | None = None,
+                 output_dir: str | os.PathLike | None = None) -> None:
+        self.run = run
+        self.settings = settings or MetaSettings()
+        self.dir = Path(output_dir) if output_dir is not None else run.path("meta")
+        self.runner = StageRunner(self.dir)
+        self.seed = self.settings.seed if self.settings.seed is not None else run.config.seed
+
+    # ----------------------------------------------------------------- what is scored
+    @property
+    def families(self) -> list[str]:
+        names = [REFERENCE, *(f for f in self.settings.families if f != REFERENCE)]
+        return names + [name for name in self.settings.user_family_paths() if name not in names]
+
+    def methods(self) -> list[str]:
+        """The methods to score: the asked ones, or the run's and every baseline whose stages have finished."""
+        asked = list(self.settings.methods) or list(self.run.config.methods)
+        for name in asked:
+            get_method(name)  # an unknown name raises, listing the known ones
+            if missing := self._missing_stages(name):
+                raise ValueError(f"method {name!r}: its stages {missing} have not finished in {self.run.dir}; the "
+                                 f"meta-evaluation reuses trained evaluators (run `larev-hf run --method {name}` with "
+                                 "the run's settings first)")
+        if self.settings.methods:
+            return asked
+        return asked + [name for name in method_names() if get_method(name).kind == "baseline"
+                        and name not in asked and not self._missing_stages(name)]
+
+    def _missing_stages(self, name: str) -> list[str]:
+        needed = ["tokenizer", *(stage.name for stage in get_method(name).stages(self.run.config))]
+        return [stage for stage in needed if not self.run.is_done(stage)]
+
+    def check(self) -> None:
+        """Refuse bad settings before anything is written."""
+        unknown = [name for name in self.settings.families if name not in FAMILIES]
+        if unknown:
+            raise ValueError(f"--families: unknown families {unknown}; built in: {list(DEFAULT_FAMILIES)}")
+        for name, path in self.settings.user_family_paths().items():
+            if name in DEFAULT_FAMILIES:
+                raise ValueError(f"--user-families: {name!r} is a built-in family; choose another name")
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"--user-families: {name}={path}: no such file")
+        self.methods()
+
+    # ----------------------------------------------------------------- stages
+    def records(self) -> list[dict[str, Any]]:
+        records = self.run.split_records(self.settings.split)
+        return records[: self.settings.max_examples] if self.settings.max_examples else records
+
+    def stage_suite(self) -> None:
+        """Build the suite from the split's records; the run's own baselines are kept, label swaps get new ones."""
+        records = self.records()
+        for name, path in self.settings.user_family_paths().items():
+            load_user_family(path, name, records=records)
+        builder = baseline_builder_from_spec(self.run.config.baseline_builder, self.seed)
+        rows, skipped = build_suite_with_skips(records, self.families, seed=self.seed, baseline_builder=builder)
+        write_jsonl(self.dir / "suite.jsonl", rows)
+        write_json(self.dir / "suite_skips.json", skipped)
+
+    def suite(self) -> list[dict[str, Any]]:
+        return [row for _, row in read_jsonl(self.dir / "suite.jsonl")]
+
+    def score_method(self, name: str) -> list[dict[str, Any]]:
+        """One score per suite row under method ``name`` (see the module docstring for the passes)."""
+        method, rows, records = get_method(name), self.suite(), self.records()
+        by_family: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            by_family.setdefault(row["family"], []).append(row)
+        same_label = [f for f, fr in by_family.items() if all(r["label_used"] == r["gold_label"] for r in fr)]
+        out: list[dict[str, Any]] = []
+        if same_label:
+            variants = {}
+            for family in same_label:
+                texts = {row["id"]: row["rationale"] for row in by_family[family]}
+                variants[family] = [texts.get(record["id"], record["rationale"]) for record in records]
+            scores = method.pointwise(self.run, records, variants, {})
+            index = {record["id"]: i for i, record in enumerate(records)}
+            for family in same_label:
+                out += [{"id": row["id"], "family": family, "score": float(scores[family][index[row["id"]]])}
+                        for row in by_family[family]]
+        for family, family_rows in by_family.items():
+            if family in same_label:
+                continue
+            scores = method.pointwise(self.run, family_rows, {family: [r["rationale"] for r in family_rows]}, {})
+            out += [{"id": row["id"], "family": family, "score": float(value)}
+                    for row, value in zip(family_rows, scores[family], strict=True)]
+        return out
+
+    def stages(self) -> list[tuple[str, Any]]:
+        stages: list[tuple[str, Any]] = [("suite", self.stage_suite)]
+        for name in self.methods():
+            stages.append((f"score-{name}", lambda name=name: write_jsonl(self.dir / "scores" / f"{name}.jsonl",
+                                                                         self.score_method(name))))
+        return stages
+
+    def execute(self) -> dict[str, Any]:
+        """Build, score (or resume) and report; returns the ``meta_report.json`` content."""
+        self.check()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        current = {**asdict(self.settings), "seed": self.seed, "run_dir": str(self.run.dir.resolve())}
+        self.runner.check_settings(current, asdict(MetaSettings()), _settings_metadata(), name="meta_config.json")
+        self.runner.run(self.stages())
+        return self.write_report()
+
+    # ----------------------------------------------------------------- report
+    def write_report(self) -> dict[str, Any]:
+        rows = self.suite()
+        skipped = read_json(self.dir / "suite_skips.json")
+        methods = {}
+        for name in self.methods():
+            scored = [row for _, row in read_jsonl(self.dir / "scores" / f"{name}.jsonl")]
+            methods[name] = meta_summary(name, scored, n_boot=self.settings.n_boot, seed=self.seed)
+        families = {family: {"letter": FAMILY_LETTERS.get(family), "n_rows": sum(r["family"] == family for r in rows),
+                             "n_skipped": len(skipped.get(family, []))} for family in self.families}
+        markers = self.runner.markers()
+        report = {"dataset": self.run.config.dataset, "split": self.settings.split,
+                  "n_examples": len({row["id"] for row in rows}), "families": families, "methods": methods,
+                  "expected_order": [list(tier) for tier in EXPECTED_ORDER],
+                  "settings": {**asdict(self.settings), "seed": self.seed},
+                  "timings": {stage: content["seconds"] for stage, content in markers.items()}}
+        write_meta_report(report, self.dir)
+        return report
+
+
+def meta_summary(name: str, scored_rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, seed: int = 0) -> dict:
+    """:func:`~larev_hf.meta.stats.summarize_method` of one method's scored suite rows, with its spec."""
+    scores: dict[str, list[float]] = {}
+    ids: dict[str, list[str]] = {}
+    for row in scored_rows:
+        scores.setdefault(row["family"], []).append(row["score"])
+        ids.setdefault(row["family"], []).append(row["id"])
+    method = get_method(name)
+    summary = summarize_method(scores, ids, n_boot=n_boot, seed=seed, reference=REFERENCE)
+    return {"title": method.title, "kind": method.kind, "unit": method.unit, **summary}
+
+
+# --------------------------------------------------------------------------- rendering
+
+def _cell(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def _family_title(report: dict[str, Any], family: str) -> str:
+    letter = report["families"].get(family, {}).get("letter")
+    title = "-".join(part.capitalize() for part in family.split("_"))
+    return f"{letter} {title}" if letter else title
+
+
+def baseline_failures(report: dict[str, Any]) -> dict[str, list[str]]:
+    """Per learned metric, the families on which its AUC is not above every metric baseline's (VARIF §5)."""
+    methods = report["methods"]
+    baselines = [name for name, entry in methods.items() if entry["kind"] == "baseline"]
+    out: dict[str, list[str]] = {}
+    for name, entry in methods.items():
+        if entry["kind"] == "baseline" or not baselines:
+            continue
+        failed = []
+        for family, stats in entry["families"].items():
+            if family in NOT_WORSE_THAN_GOLD:
+                continue
+            best = max((methods[b]["families"][family]["auc"] for b in baselines
+                        if methods[b]["families"].get(family, {}).get("auc") is not None), default=None)
+            if stats["auc"] is not None and best is not None and stats["auc"] <= best:
+                failed.append(family)
+        out[name] = failed
+    return out
+
+
+def render_meta_markdown(report: dict[str, Any]) -> str:
+    """``meta_report.md``: the AUC table with intervals, the at-a-glance table, win rates, separations, baselines."""
+    methods = report["methods"]
+    families = [f for f in report["families"] if f != REFERENCE]
+    titles = [_family_title(report, f) for f in families]
+    out = [f"# Meta-evaluation: {report['dataset']} ({report['split']}, n = {report['n_examples']} examples)", "",
+           "Each cell answers: does the metric score the gold rationale above the family's rationale? AUC = "
+           "P(gold > family), ties ½: 1 = always, 0.5 = chance, < 0.5 = the metric prefers the attack. "
+           "How to read it: `docs/meta.md`.", "",
+           "## At a glance", ""]
+    failures = baseline_failures(report)
+    out.append(_table(["Method", "Kind", "Worst family", "Worst AUC", "Kendall τ-b vs VARIF H5", "Not above the best "
+                       "baseline on"],
+                      [[entry["title"], entry["kind"], _family_title(report, entry["worst_family"])
+                        if entry["worst_family"] else "n/a", _cell(entry["worst_auc"]), _cell(entry["tau_b"]),
+                        ", ".join(_family_title(report, f) for f in failures.get(name, [])) or
+                        ("—" if entry["kind"] != "baseline" else "")]
+                       for name, entry in methods.items()]))
+    out += ["", f"Worst family: over every family except the reference and {', '.join(NOT_WORSE_THAN_GOLD)} "
+            "(which carries all of gold's information). τ-b: the family means' order against "
+            + " > ".join("{" + ", ".join(tier) + "}" for tier in report["expected_order"]) + ".", "",
+            "## AUC of gold against each family [95% bootstrap interval]", ""]
+    out.append(_table(["Method", *titles],
+                      [[entry["title"], *(f"{_cell(s['auc'])} [{_cell(s['ci95'][0])}, {_cell(s['ci95'][1])}]"
+                                          if s["auc"] is not None else "n/a"
+                                          for s in (entry["families"][f] for f in families))]
+                       for entry in methods.values()]))
+    out += ["", "## Paired gold-win rate (share of examples whose gold rationale scores higher; a tie counts ½)", ""]
+    out.append(_table(["Method", *titles], [[entry["title"], *(_cell(entry["families"][f]["win_rate"]) for f in families)]
+                                            for entry in methods.values()]))
+    out += ["", "## Mean separation, gold − family (the metric's own unit)", ""]
+    out.append(_table(["Method", "Unit", *titles],
+                      [[entry["title"], entry["unit"], *(_cell(entry["families"][f]["mean_separation"]) for f in families)]
+                       for entry in methods.values()]))
+    out += ["", "## Families", ""]
+    out.append(_table(["Family", "VARIF §4", "Rows", "Examples skipped"],
+                      [[family, info["letter"] or "", str(info["n_rows"]), str(info["n_skipped"])]
+                       for family, info in report["families"].items()]))
+    if report.get("timings"):
+        out += ["", "## Wall time per stage (s)", ""]
+        out.append(_table(["Stage", "Seconds"], [[k, f"{v:.1f}"] for k, v in report["timings"].items()]))
+    return "\n".join(out) + "\n"
+
+
+def plot_meta_heatmap(report: dict[str, Any], path: str | os.PathLike) -> None:
+    """Methods × families heatmap of the AUC, annotated, centred on chance (0.5)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from larev_hf.io import atomic_path
+
+    methods = report["methods"]
+    families = [f for f in report["families"] if f != REFERENCE]
+    grid = np.array([[np.nan if entry["families"][f]["auc"] is None else entry["families"][f]["auc"]
+                      for f in families] for entry in methods.values()], dtype=float)
+    fig, ax = plt.subplots(figsize=(1.1 * len(families) + 3, 0.5 * len(methods) + 1.8), dpi=120)
+    image = ax.imshow(grid, cmap="RdBu", vmin=0.0, vmax=1.0, aspect="auto")
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            if not np.isnan(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8,
+                        color="white" if abs(grid[i, j] - 0.5) > 0.3 else "black")
+    ax.set_xticks(range(len(families)), [_family_title(report, f) for f in families], rotation=30, ha="right")
+    ax.set_yticks(range(len(methods)), [entry["title"] for entry in methods.values()])
+    ax.set_title(f"AUC of gold vs family: {report['dataset']} ({report['split']}, n = {report['n_examples']})")
+    fig.colorbar(image, ax=ax, label="AUC (0.5 = chance)")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
+
+
+def write_meta_report(report: dict[str, Any], output_dir: str | os.PathLike) -> dict[str, Path]:
+    """Write ``meta_report.json``, ``meta_report.md`` and ``meta_heatmap.png``; return their paths."""
+    output_dir = Path(output_dir)
+    paths = {"json": output_dir / "meta_report.json", "markdown": output_dir / "meta_report.md",
+             "plot": output_dir / "meta_heatmap.png"}
+    write_json(paths["json"], report)
+    write_text(paths["markdown"], render_meta_markdown(report))
+    plot_meta_heatmap(report, paths["plot"])
+    return paths
+
+
+def meta_evaluate(run_dir: str | os.PathLike, output_dir: str | os.PathLike | None = None, progress: bool = True,
+                  **settings: Any) -> dict[str, Any]:
+    """Python API of ``larev-hf meta``: the meta-evaluation of a trained run directory.
+
+    ``settings`` are :class:`MetaSettings` fields (``families``, ``user_families``, ``methods``, ``split``, ``seed``,
+    ``max_examples``, ``n_boot``). Returns the ``meta_report.json`` content.
+
+    Example::
+
+        from larev_hf.meta import meta_evaluate
+        report = meta_evaluate("runs/esnli", families=["gold", "vacuous", "leak"])
+        report["methods"]["larev"]["families"]["leak"]["auc"]
+    """
+    return MetaEvaluation(Run.load(run_dir, progress), MetaSettings(**settings), output_dir).execute()

@@ -1,0 +1,98 @@
+"""Metric baselines (VARIF proposal §5): heuristic scores a learned rationale metric must beat.
+
+- ``rouge_l``: ROUGE-L F1 between the rationale and the task input x (lexical overlap; ``rouge-score``, the
+  package behind ``evaluate``'s ROUGE);
+- ``length``: the rationale's length in words;
+- ``rationale_only``: whether the run's simulator, given the rationale alone, predicts the label (the ``r`` view of
+  the LAS/RQ simulator, Hase et al. 2020: a leakage detector rather than a quality score).
+
+They are registered as methods with ``kind = "baseline"`` so they appear in every report and meta-evaluation table
+next to the learned metrics; a learned metric that does not beat them on an attack family has learned nothing
+there. Each reads "higher = better rationale", the orientation a naive user would give them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from larev_hf.methods.base import Method, MethodResult, RunContext, Stage
+from larev_hf.methods.simulatability import SIMULATORS, simulator_correctness
+from larev_hf.scores import summarize_variants
+
+
+def input_text(record: Mapping[str, Any]) -> str:
+    """The task input x as plain text, without field names (which would match "premise"/"hypothesis" in a circular
+    rationale): premise + hypothesis (NLI), question + answer choices (multiple-choice QA), question (yes/no)."""
+    if record.get("task") == "nli":
+        return f"{record['premise']} {record['hypothesis']}"
+    if record.get("task") == "qa":
+        return " ".join([record["question"], *record["choices"]])
+    return str(record["question"])
+
+
+class HeuristicBaseline(Method):
+    """A score computed from the rationale and the record alone (no trained model unless :meth:`stages` says so)."""
+
+    kind = "baseline"
+
+    def stages(self, config: Any) -> list[Stage]:
+        return []
+
+    def score(self, context: RunContext, records, variants, shared) -> MethodResult:
+        scores = self.pointwise(context, records, variants, shared)
+        summary = summarize_variants(scores, n_boot=context.config.n_boot, seed=context.config.seed)
+        summary.update(unit=self.unit, kind=self.kind)
+        columns = {f"{self.name}/{variant}": [float(x) for x in values] for variant, values in scores.items()}
+        return MethodResult(summary, scores, columns)
+
+
+class RougeL(HeuristicBaseline):
+    """ROUGE-L F1 of the rationale against x (Lin, 2004; VARIF §5's "lexical overlap" baseline)."""
+
+    name = "rouge_l"
+    title = "ROUGE-L(r, x)"
+    formula = "ROUGE-L F1(r, x): longest common subsequence of words, harmonic mean of precision and recall"
+    citation_keys = ("lin-2004-rouge",)
+    unit = "ROUGE-L F1"
+
+    def pointwise(self, context, records: Sequence[dict[str, Any]], variants: Mapping[str, Sequence[str]],
+                  shared) -> dict[str, np.ndarray]:
+        from rouge_score import rouge_scorer
+
+        scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+        inputs = [input_text(record) for record in records]
+        return {variant: np.array([scorer.score(x, r)["rougeL"].fmeasure for x, r in zip(inputs, texts, strict=True)])
+                for variant, texts in variants.items()}
+
+
+class Length(HeuristicBaseline):
+    """The rationale's length in whitespace-separated words (VARIF §5's length heuristic)."""
+
+    name = "length"
+    title = "Length"
+    formula = "|r| in words"
+    unit = "words"
+
+    def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
+        return {variant: np.array([len(text.split()) for text in texts], dtype=np.float64)
+                for variant, texts in variants.items()}
+
+
+class RationaleOnly(HeuristicBaseline):
+    """1[S(r) = y]: the simulator of LAS/RQ given only the rationale (VARIF §5's rationale-only accuracy)."""
+
+    name = "rationale_only"
+    title = "Rationale-only accuracy"
+    formula = "1[S(r) = y], S the LAS/RQ simulator"
+    citation_keys = ("hase-etal-2020-leakage",)
+    unit = "accuracy"
+
+    def stages(self, config: Any) -> list[Stage]:
+        return [SIMULATORS]
+
+    def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
+        correct = simulator_correctness(context, records, variants, shared)
+        return {variant: np.asarray(views["r"], dtype=np.float64) for variant, views in correct.items()}
