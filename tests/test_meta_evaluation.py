@@ -178,3 +178,18 @@ def test_meta_refuses_a_method_whose_models_are_not_trained(tmp_path: Path) -> N
     Run(config, tmp_path / "run", progress=False).execute(until="tokenizer")
     with pytest.raises(ValueError, match=r"'rev': its stages \['phi_base', 'phi'\] have not finished"):
         meta_evaluate(tmp_path / "run", tmp_path / "meta", progress=False, methods=["rev"])
+
+
+def test_auc_difference_is_paired_and_its_interval_covers_the_truth() -> None:
+    from larev_hf.meta import auc, auc_difference_ci
+
+    rng = np.random.default_rng(0)
+    gold, family = rng.normal(1.0, 1.0, 80), rng.normal(0.0, 1.0, 80)
+    noise_gold, noise_family = rng.normal(size=80), rng.normal(size=80)
+    diff, (low, high) = auc_difference_ci(gold, family, noise_gold, noise_family, n_boot=300)
+    assert diff == pytest.approx(auc(gold, family) - auc(noise_gold, noise_family))
+    assert 0 < low <= diff <= high  # a metric that separates vs one that does not
+    same, (low, high) = auc_difference_ci(gold, family, gold, family, n_boot=50)
+    assert same == 0.0 and low == high == 0.0  # paired: identical metrics never differ
+    with pytest.raises(ValueError, match="same rows"):
+        auc_difference_ci(gold, family, gold[:10], family)

@@ -4,7 +4,8 @@ VARIF §4-§6 name the meta-evaluation only as "AUC / rank correlation"; this mo
 
 - :func:`auc`: the Mann-Whitney AUC, P(gold score > family score) with ties counted ½ (1 = perfect
   separation, 0.5 = chance, below 0.5 = the metric prefers the adversarial family);
-  :func:`auc_ci`: its percentile bootstrap interval, resampling both groups.
+  :func:`auc_ci`: its percentile bootstrap interval, resampling both groups; :func:`auc_difference_ci`: two
+  metrics' AUCs compared on the same rows.
 - :func:`paired_win_rate` and :func:`mean_separation`: the same question asked per example, with the
   gold and the family rationale of one example paired by id.
 - :func:`kendall_tau_b`: Kendall τ-b between a method's family means and the expected order of VARIF
@@ -79,6 +80,30 @@ def auc_ci(gold_scores: Any, family_scores: Any, n_boot: int = 1000, seed: int =
                                 family[rng.integers(family.size, size=(m, family.size))]))
     low, high = np.percentile(np.concatenate(values), [50 * (1 - level), 50 * (1 + level)])
     return float(low), float(high)
+
+
+def auc_difference_ci(gold_a: Any, family_a: Any, gold_b: Any, family_b: Any, n_boot: int = 1000, seed: int = 0,
+                      level: float = 0.95) -> tuple[float, tuple[float, float]]:
+    """AUC(metric a) − AUC(metric b) on the same examples, with a percentile bootstrap interval.
+
+    ``gold_a[i]`` and ``gold_b[i]`` score the same gold rationale (likewise the family arrays), so each replicate
+    resamples the gold rows and the family rows once and applies the indices to both metrics (a paired comparison:
+    the interval excludes 0 when one metric separates this family better on these examples).
+    """
+    ga, fa, gb, fb = (_scores(v, what) for v, what in ((gold_a, "gold a"), (family_a, "family a"),
+                                                       (gold_b, "gold b"), (family_b, "family b")))
+    if ga.shape != gb.shape or fa.shape != fb.shape:
+        raise ValueError("the two metrics must score the same rows: got gold "
+                         f"{ga.size} vs {gb.size} and family {fa.size} vs {fb.size}")
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _BOOT_CELLS // (ga.size + fa.size))
+    values = []
+    for start in range(0, n_boot, chunk):
+        m = min(chunk, n_boot - start)
+        gi, fi = rng.integers(ga.size, size=(m, ga.size)), rng.integers(fa.size, size=(m, fa.size))
+        values.append(_u_over_n(ga[gi], fa[fi]) - _u_over_n(gb[gi], fb[fi]))
+    low, high = np.percentile(np.concatenate(values), [50 * (1 - level), 50 * (1 + level)])
+    return float(auc(ga, fa) - auc(gb, fb)), (float(low), float(high))
 
 
 def _paired(gold: Any, family: Any) -> tuple[np.ndarray, np.ndarray]:
