@@ -193,3 +193,17 @@ def test_auc_difference_is_paired_and_its_interval_covers_the_truth() -> None:
     assert same == 0.0 and low == high == 0.0  # paired: identical metrics never differ
     with pytest.raises(ValueError, match="same rows"):
         auc_difference_ci(gold, family, gold[:10], family)
+
+
+def test_bundles_give_the_run_path_scores(meta_dir: Path, tiny_run: Path, tiny_bundles: dict, tmp_path: Path) -> None:
+    """The same evaluators through exported bundles (each building its own baselines) score the suite as the run does."""
+    from larev_hf.meta import meta_evaluate_bundles
+
+    records = Run.load(tiny_run, progress=False).split_records("test")
+    report = meta_evaluate_bundles({"rev-bundle": tiny_bundles["rev"]}, records, tmp_path, families=FAMILIES,
+                                   n_boot=20, baselines=("length",))
+    assert set(report["methods"]) == {"rev-bundle", "length"} and report["methods"]["rev-bundle"]["title"] == "REV (rev-bundle)"
+    from_run, from_bundle = _scores(meta_dir / "meta", "rev"), _scores(tmp_path, "rev-bundle")
+    assert set(from_bundle) == {key for key in from_run if key[0] in FAMILIES}
+    for key, value in from_bundle.items():
+        assert value == pytest.approx(from_run[key], abs=1e-4), key

@@ -41,7 +41,7 @@ from larev_hf.meta.suite import (
     write_suite,
 )
 
-_EVALUATION = ("MetaEvaluation", "MetaSettings", "meta_evaluate", "meta_summary", "render_meta_markdown",
+_EVALUATION = ("MetaEvaluation", "MetaSettings", "meta_evaluate", "meta_evaluate_bundles", "meta_summary", "render_meta_markdown",
                "write_meta_report")
 
 

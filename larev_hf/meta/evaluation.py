@@ -198,26 +198,21 @@ class MetaEvaluation:
 
     # ----------------------------------------------------------------- report
     def write_report(self) -> dict[str, Any]:
-        rows = self.suite()
-        skipped = read_json(self.dir / "suite_skips.json")
-        methods = {}
-        for name in self.methods():
-            scored = [row for _, row in read_jsonl(self.dir / "scores" / f"{name}.jsonl")]
-            methods[name] = meta_summary(name, scored, n_boot=self.settings.n_boot, seed=self.seed)
-        families = {family: {"letter": FAMILY_LETTERS.get(family), "n_rows": sum(r["family"] == family for r in rows),
-                             "n_skipped": len(skipped.get(family, []))} for family in self.families}
+        methods = {name: meta_summary(name, [row for _, row in read_jsonl(self.dir / "scores" / f"{name}.jsonl")],
+                                      n_boot=self.settings.n_boot, seed=self.seed) for name in self.methods()}
         markers = self.runner.markers()
-        report = {"dataset": self.run.config.dataset, "split": self.settings.split,
-                  "n_examples": len({row["id"] for row in rows}), "families": families, "methods": methods,
-                  "expected_order": [list(tier) for tier in EXPECTED_ORDER],
-                  "settings": {**asdict(self.settings), "seed": self.seed},
-                  "timings": {stage: content["seconds"] for stage, content in markers.items()}}
+        report = assemble_report(self.run.config.dataset, self.settings.split, self.suite(),
+                                 read_json(self.dir / "suite_skips.json"), methods,
+                                 {**asdict(self.settings), "seed": self.seed},
+                                 {stage: content["seconds"] for stage, content in markers.items()})
         write_meta_report(report, self.dir)
         return report
 
 
-def meta_summary(name: str, scored_rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, seed: int = 0) -> dict:
-    """:func:`~larev_hf.meta.stats.summarize_method` of one method's scored suite rows, with its spec."""
+def meta_summary(name: str, scored_rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, seed: int = 0,
+                 title: str | None = None) -> dict:
+    """:func:`~larev_hf.meta.stats.summarize_method` of one method's scored suite rows (``id``, ``family``,
+    ``score``), with the method's title (or ``title``), kind and unit."""
     scores: dict[str, list[float]] = {}
     ids: dict[str, list[str]] = {}
     for row in scored_rows:
@@ -225,7 +220,19 @@ def meta_summary(name: str, scored_rows: Sequence[Mapping[str, Any]], n_boot: in
         ids.setdefault(row["family"], []).append(row["id"])
     method = get_method(name)
     summary = summarize_method(scores, ids, n_boot=n_boot, seed=seed, reference=REFERENCE)
-    return {"title": method.title, "kind": method.kind, "unit": method.unit, **summary}
+    return {"title": title or method.title, "kind": method.kind, "unit": method.unit, **summary}
+
+
+def assemble_report(dataset: str, split: str, rows: Sequence[Mapping[str, Any]], skipped: Mapping[str, Sequence[str]],
+                    methods: Mapping[str, dict], settings: Mapping[str, Any], timings: Mapping[str, float]) -> dict:
+    """The ``meta_report.json`` content from the suite, its skips and each method's :func:`meta_summary`."""
+    families = dict.fromkeys(row["family"] for row in rows)
+    return {"dataset": dataset, "split": split, "n_examples": len({row["id"] for row in rows}),
+            "families": {family: {"letter": FAMILY_LETTERS.get(family),
+                                  "n_rows": sum(row["family"] == family for row in rows),
+                                  "n_skipped": len(skipped.get(family, []))} for family in families},
+            "methods": dict(methods), "expected_order": [list(tier) for tier in EXPECTED_ORDER],
+            "settings": dict(settings), "timings": dict(timings)}
 
 
 # --------------------------------------------------------------------------- rendering
@@ -364,3 +371,52 @@ def meta_evaluate(run_dir: str | os.PathLike, output_dir: str | os.PathLike | No
         report["methods"]["larev"]["families"]["leak"]["auc"]
     """
     return MetaEvaluation(Run.load(run_dir, progress), MetaSettings(**settings), output_dir).execute()
+
+
+def meta_evaluate_bundles(bundles: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+                          output_dir: str | os.PathLike, families: Sequence[str] | None = None, seed: int = 0,
+                          n_boot: int = 1000, baselines: Sequence[str] = ("rouge_l", "length"),
+                          batch_size: int = 64, progress: bool = False, dataset: str = "records") -> dict[str, Any]:
+    """The meta-evaluation of evaluator bundles (``larev-hf export`` / the Hub) on schema ``records``.
+
+    Args:
+        bundles: name → :class:`~larev_hf.hub.EvaluatorBundle` or a path / repo id to load; the name labels the
+            method in the report (two bundles of one method, e.g. trained on different data, may be compared).
+        records: schema records with a gold ``rationale`` (e.g. ``load_examples(...).to_list()``).
+        output_dir: where ``suite.jsonl``, ``scores/<name>.jsonl`` and the three report files go.
+        families: VARSuite families (default: all); ``gold`` is always included.
+        baselines: metric baselines that need no trained model, scored alongside.
+
+    Each bundle builds the baselines b it needs with its own builder, row by row (label swaps included), so this
+    path costs more than :class:`MetaEvaluation`'s shared passes. Returns the ``meta_report.json`` content.
+    """
+    from larev_hf.hub import EvaluatorBundle
+
+    output_dir = Path(output_dir)
+    names = [REFERENCE, *(f for f in (families or DEFAULT_FAMILIES) if f != REFERENCE)]
+    rows, skipped = build_suite_with_skips(records, names, seed=seed)
+    write_jsonl(output_dir / "suite.jsonl", rows)
+    write_json(output_dir / "suite_skips.json", skipped)
+    methods = {}
+    for key, bundle in bundles.items():
+        if not isinstance(bundle, EvaluatorBundle):
+            bundle = EvaluatorBundle.from_pretrained(bundle)
+        result = bundle.score([r["rationale"] for r in rows], [r["label"] for r in rows], rows,
+                              batch_size=batch_size, progress=progress)
+        scored = [{"id": r["id"], "family": r["family"], "score": float(v)} for r, v in zip(rows, result.scores,
+                                                                                             strict=True)]
+        write_jsonl(output_dir / "scores" / f"{key}.jsonl", scored)
+        methods[key] = meta_summary(bundle.config.method, scored, n_boot=n_boot, seed=seed,
+                                    title=f"{bundle.spec.title} ({key})")
+    for name in baselines:
+        method = get_method(name)
+        if method.stages(None):
+            raise ValueError(f"baseline {name!r} needs trained models; only model-free baselines go with bundles")
+        values = method.pointwise(None, rows, {"suite": [r["rationale"] for r in rows]}, {})["suite"]
+        scored = [{"id": r["id"], "family": r["family"], "score": float(v)} for r, v in zip(rows, values, strict=True)]
+        write_jsonl(output_dir / "scores" / f"{name}.jsonl", scored)
+        methods[name] = meta_summary(name, scored, n_boot=n_boot, seed=seed)
+    report = assemble_report(dataset, "records", rows, skipped, methods,
+                             {"families": names, "seed": seed, "n_boot": n_boot, "bundles": list(bundles)}, {})
+    write_meta_report(report, output_dir)
+    return report
