@@ -11,10 +11,42 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+import threading
 import time
 
 from larev_hf.io import DataError
+
+#: Set to show the traceback of a user error (like ``--debug``).
+DEBUG_ENV = "LAREV_HF_DEBUG"
+
+
+def detect_offline(host: str = "huggingface.co", timeout: float = 2.0) -> bool:
+    """Switch the HF libraries to offline mode when ``host`` cannot be reached within ``timeout`` seconds, so a typo
+    in ``--data-dir`` or ``--backbone`` fails at once instead of waiting for the network. Runs before any HF import
+    (they read ``HF_HUB_OFFLINE`` when imported); returns whether the process is offline."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+        return True
+    import socket
+
+    reached: list[bool] = []
+
+    def probe() -> None:
+        try:
+            socket.create_connection((host, 443), timeout=timeout).close()
+            reached.append(True)
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=probe, daemon=True)  # name resolution can hang past any socket timeout
+    thread.start()
+    thread.join(timeout)
+    if not reached:
+        os.environ["HF_HUB_OFFLINE"] = os.environ["HF_DATASETS_OFFLINE"] = "1"
+        return True
+    return False
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="larev-hf", description="Leakage-aware evaluation of free-text rationales.")
     parser.add_argument("--quiet", action="store_true", help="no progress bars or stage logs")
+    parser.add_argument("--debug", action="store_true", help=f"show the traceback of an error (or set {DEBUG_ENV}=1)")
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser("demo", help="the whole pipeline on the embedded synthetic task (offline, CPU, minutes)")
@@ -96,10 +129,12 @@ def _meta(args: argparse.Namespace, progress: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    offline = detect_offline()
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     from larev_hf.config import RunConfig, config_from_args
     from larev_hf.pipeline import Run, dumps_summary
+    from larev_hf.runner import DirectoryLockedError
 
     progress = not args.quiet
     start = time.perf_counter()
@@ -120,8 +155,11 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
         else:
             report = Run.load(args.run_dir, progress).evaluate_file(args.data_file, args.output_dir)
-    except (DataError, FileNotFoundError, ValueError) as error:
-        print(f"larev-hf: error: {error}", file=sys.stderr)
+    except (DataError, FileNotFoundError, ValueError, DirectoryLockedError) as error:
+        if args.debug or os.environ.get(DEBUG_ENV):
+            raise
+        print(f"larev-hf: error: {error}" + (" (no network: offline mode)" if offline and "offline" not in str(error)
+                                              and "Hub" in str(error) else ""), file=sys.stderr)
         return 2
     print(dumps_summary(report))
     print(f"report: {args.output_dir}/report.md  ({time.perf_counter() - start:.0f} s)")

@@ -17,13 +17,20 @@ from pathlib import Path
 from typing import Any
 
 from larev_hf.config import RunConfig
-from larev_hf.data import add_baselines, add_variants, load_examples, load_schema_jsonl, make_baseline_builder
+from larev_hf.data import (
+    add_baselines,
+    add_variants,
+    load_examples,
+    load_schema_jsonl,
+    make_baseline_builder,
+    source_files,
+)
 from larev_hf.data.variants import build_variants
-from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
+from larev_hf.io import DataError, read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods import Stage, get_method
-from larev_hf.modeling import build_model, build_tokenizer, is_preset, load_evaluator
+from larev_hf.modeling import build_model, build_tokenizer, check_backbone, is_preset, load_evaluator
 from larev_hf.report import separation_title, write_report
-from larev_hf.runner import StageRunner
+from larev_hf.runner import StageRunner, file_fingerprint
 from larev_hf.scores import VARIANTS
 from larev_hf.training import train_on_records
 
@@ -88,6 +95,9 @@ class Run:
         for split in SPLITS:
             limit = cfg.max_train_examples if split == "train" else cfg.max_eval_examples
             dataset = load_examples(cfg.dataset, cfg.data_dir, split, max_examples=limit, seed=cfg.seed, **cfg.loader_options)
+            if len(dataset) == 0:
+                where = source_files(cfg.dataset, cfg.data_dir, [split])[split] or f"{cfg.data_dir} (split {split!r})"
+                raise DataError(f"{where}: split {split!r} has no examples; expected at least one")
             splits[split] = add_variants(add_baselines(dataset, builder)).to_list()
         for split, records in splits.items():
             write_jsonl(self.path("data", f"{split}.jsonl"), records)
@@ -164,14 +174,27 @@ class Run:
         """Refuse to resume a run directory made with different settings (results would mix)."""
         self.runner.check_settings(self.config.to_dict(), RunConfig._defaults(), RunConfig.field_metadata())
 
+    def data_inputs(self) -> dict[str, str | None]:
+        """What the ``data`` stage reads: the SHA-256 of each split's local file (``None``: Hub or generated data,
+        identified by the settings). A change reruns ``data`` and every later stage (:class:`StageRunner`)."""
+        files = source_files(self.config.dataset, self.config.data_dir, SPLITS)
+        return {split: file_fingerprint(path) if path is not None else None for split, path in files.items()}
+
+    def validate(self) -> dict[str, str | None]:
+        """Everything that can be checked in seconds before a stage starts: the backbone resolves, every split's
+        data file exists. Returns the data inputs' fingerprints."""
+        check_backbone(self.config.backbone)
+        return self.data_inputs()
+
     def execute(self, until: str | None = None) -> dict:
         """Run (or resume) every stage — or the stages up to and including ``until`` — and return the report."""
         stages = self.stages()
         StageRunner.check_until([name for name, _ in stages], until)  # before anything is written
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.check_config()
-        if not self.runner.run(stages, until=until):
-            return {"dataset": self.config.dataset, "split": "test", "n_examples": 0, "methods": {}, "until": until}
+        data_inputs = self.validate()
+        with self.runner.lock():
+            self.check_config()
+            if not self.runner.run(stages, until=until, inputs={"data": data_inputs}):
+                return {"dataset": self.config.dataset, "split": "test", "n_examples": 0, "methods": {}, "until": until}
         return read_json(self.path("report.json"))
 
     def evaluate_file(self, data_file: str | os.PathLike, output_dir: str | os.PathLike) -> dict:
@@ -189,7 +212,8 @@ class Run:
         else:
             dataset = load_examples(cfg.dataset, source, split, seed=cfg.seed, **cfg.loader_options)
         records = add_variants(add_baselines(dataset, builder)).to_list()
-        summary, rows = self.score_records(records, cfg.methods)
+        with self.runner.lock():
+            summary, rows = self.score_records(records, cfg.methods)
         output_dir = Path(output_dir)
         write_jsonl(output_dir / "scores.jsonl", rows)
         return self.write_report(summary, split, len(records), output_dir)

@@ -1,16 +1,24 @@
-"""The generic resumable stage runner: markers, recorded environments, config checks on resume, ``until``.
+"""The generic resumable stage runner: markers, input fingerprints, recorded environments, config checks on resume,
+a lock, ``until``.
 
 It knows nothing about methods. A stage is a name and a function; after the function returns, the runner writes
-``stages/<name>.done`` (atomically) with the stage's wall time and the environment its floating-point results depend
-on. A rerun skips every stage whose marker exists, so an interrupted run resumes where it stopped.
+``stages/<name>.done`` (atomically) with the stage's wall time, the environment its floating-point results depend on
+and its **fingerprint**: a SHA-256 of its name and the external inputs of the stages up to it (the data files, read
+by ``data``, on which every later stage depends). A rerun skips every stage whose marker exists with the same fingerprint, so an interrupted run
+resumes where it stopped, and a changed input reruns its stage and everything after it (one log line says why).
+The settings file (``run_config.json``) is written only once a stage has really finished, so a run that fails at
+once can be retried with corrected settings. :meth:`StageRunner.lock` keeps two processes out of one directory.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +37,32 @@ def compute_environment() -> dict[str, Any]:
             "cuda_device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
 
 
+class DirectoryLockedError(RuntimeError):
+    """Another live process holds the run directory (its PID is in the message)."""
+
+
+def fingerprint(*parts: Any) -> str:
+    """SHA-256 of the parts' ``repr`` (strings, numbers and nested lists/dicts of them are stable across processes)."""
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def file_fingerprint(path: str | os.PathLike) -> str:
+    """SHA-256 of a file's bytes (read in 1 MiB blocks)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError as error:
+        return error.errno == errno.EPERM  # exists but belongs to someone else
+    return True
+
+
 class StageRunner:
     """Runs named stages in a directory, once each.
 
@@ -39,6 +73,7 @@ class StageRunner:
     def __init__(self, directory: str | os.PathLike) -> None:
         self.dir = Path(directory)
         self.timings: dict[str, float] = {}
+        self._pending_settings: tuple[Path, dict[str, Any]] | None = None
 
     def marker(self, stage: str) -> Path:
         return self.dir / "stages" / f"{stage}.done"
@@ -46,16 +81,23 @@ class StageRunner:
     def is_done(self, stage: str) -> bool:
         return self.marker(stage).is_file()
 
-    def run_stage(self, stage: str, function: Callable[[], None]) -> None:
-        """Run ``function`` unless the stage's marker exists; record its wall time and environment."""
+    def run_stage(self, stage: str, function: Callable[[], None], stage_fingerprint: str | None = None) -> None:
+        """Run ``function`` unless the stage's marker exists (with ``stage_fingerprint``, when given); record its wall
+        time, environment and fingerprint."""
         if self.is_done(stage):
-            logger.info("stage %s: done earlier, skipped", stage)
-            return
+            recorded = read_json(self.marker(stage)).get("fingerprint")
+            if stage_fingerprint is None or recorded in (None, stage_fingerprint):  # markers before fingerprints: kept
+                logger.info("stage %s: done earlier, skipped", stage)
+                return
         logger.info("stage %s: running", stage)
         start = time.perf_counter()
         function()
         self.timings[stage] = time.perf_counter() - start
-        write_json(self.marker(stage), {"seconds": self.timings[stage], **compute_environment()})
+        content = {"seconds": self.timings[stage], **compute_environment()}
+        if stage_fingerprint is not None:
+            content["fingerprint"] = stage_fingerprint
+        write_json(self.marker(stage), content)
+        self.save_pending_settings()
 
     @staticmethod
     def check_until(names: list[str], until: str | None) -> None:
@@ -63,15 +105,80 @@ class StageRunner:
         if until is not None and until not in names:
             raise ValueError(f"--until {until!r} is not a stage of this run; its stages are {names}")
 
-    def run(self, stages: Iterable[tuple[str, Callable[[], None]]], until: str | None = None) -> bool:
-        """Run (or resume) ``stages`` in order, stopping after ``until``; returns whether every stage ran."""
+    def fingerprints(self, names: list[str], inputs: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """Each stage's fingerprint: its name and the external inputs of itself and every stage before it that has
+        some (``inputs[name]``). Only stages with external inputs enter the chain, so adding a method's stages to a
+        run leaves the fingerprints of the stages already trained unchanged."""
+        chain, out = "", {}
+        for name in names:
+            if inputs and name in inputs:
+                chain = fingerprint(chain, name, inputs[name])
+            out[name] = fingerprint(chain, name)
+        return out
+
+    def invalidate_changed(self, names: list[str], fingerprints: Mapping[str, str]) -> list[str]:
+        """Delete the markers of the first stage whose recorded fingerprint differs and of every stage after it;
+        returns the stages invalidated (logged once, naming the first)."""
+        for k, name in enumerate(names):
+            if not self.is_done(name):
+                continue
+            recorded = read_json(self.marker(name)).get("fingerprint")
+            if recorded is not None and recorded != fingerprints[name]:
+                stale = [later for later in names[k:] if self.is_done(later)]
+                logger.warning("stage %s: its inputs changed since it ran; rerunning it and %d later stage(s)",
+                               name, len(stale) - 1)
+                for later in stale:
+                    self.marker(later).unlink()
+                return stale
+        return []
+
+    def run(self, stages: Iterable[tuple[str, Callable[[], None]]], until: str | None = None,
+            inputs: Mapping[str, Any] | None = None) -> bool:
+        """Run (or resume) ``stages`` in order, stopping after ``until``; returns whether every stage ran.
+
+        ``inputs`` maps a stage name to a description of its external inputs (e.g. data file hashes); a change
+        reruns that stage and every later one."""
         stages = list(stages)
-        self.check_until([name for name, _ in stages], until)
+        names = [name for name, _ in stages]
+        self.check_until(names, until)
+        prints = self.fingerprints(names, inputs)
+        self.invalidate_changed(names, prints)
         for name, function in stages:
-            self.run_stage(name, function)
+            self.run_stage(name, function, prints[name])
             if name == until:
                 return False
+        self.save_pending_settings()
         return True
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold ``<directory>/.lock`` (this PID) for the block; a live holder is refused, a dead one's lock taken over."""
+        created = not self.dir.exists()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self.dir / ".lock"
+        for _ in range(2):
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                try:
+                    holder = int(path.read_text().strip() or 0)
+                except (OSError, ValueError):
+                    holder = 0
+                if holder and holder != os.getpid() and _pid_alive(holder):
+                    raise DirectoryLockedError(f"{self.dir} is in use by process {holder} (a run, evaluate or meta "
+                                               f"on it); wait for it to finish, or remove {path} if it is not running") from None
+                logger.warning("%s: taking over the lock of process %s, which is no longer running", self.dir, holder)
+                path.unlink(missing_ok=True)
+                continue
+            with os.fdopen(fd, "w") as handle:
+                handle.write(str(os.getpid()))
+            break
+        try:
+            yield
+        finally:
+            path.unlink(missing_ok=True)
+            if created and not any(self.dir.iterdir()):  # a run that failed before writing anything leaves no trace
+                self.dir.rmdir()
 
     def markers(self) -> dict[str, dict[str, Any]]:
         """Every finished stage's marker content, by stage name."""
@@ -79,7 +186,7 @@ class StageRunner:
 
     def check_settings(self, current: Mapping[str, Any], defaults: Mapping[str, Any],
                        metadata: Mapping[str, Mapping[str, Any]], name: str = "run_config.json") -> None:
-        """Refuse to resume with different settings (results would mix), then save ``current``.
+        """Refuse to resume with different settings (results would mix); ``current`` is saved once a stage finishes.
 
         A setting whose metadata says ``report_only`` may always change; one that names its ``stages`` may change
         until one of those stages has finished; any other difference is refused.
@@ -98,4 +205,10 @@ class StageRunner:
             if differing:
                 raise ValueError(f"{self.dir} holds a run with different settings ({', '.join(sorted(differing))}); "
                                  "use a new --output-dir or delete the old run")
-        write_json(saved_path, dict(current))
+        self._pending_settings = (saved_path, dict(current))
+
+    def save_pending_settings(self) -> None:
+        """Write the settings :meth:`check_settings` accepted (after a stage finished: a failed start leaves none)."""
+        if self._pending_settings is not None:
+            write_json(*self._pending_settings)
+            self._pending_settings = None

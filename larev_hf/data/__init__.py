@@ -22,6 +22,7 @@ from larev_hf.data.loaders import (
     load_jsonl,
     load_schema_jsonl,
     load_strategyqa,
+    source_files,
 )
 from larev_hf.data.schema import (
     COLUMNS,
@@ -71,6 +72,7 @@ __all__ = [
     "load_jsonl",
     "load_schema_jsonl",
     "load_strategyqa",
+    "source_files",
     "load_synthetic",
     "make_baseline_builder",
     "make_example",

@@ -82,8 +82,23 @@ def _rows(source: str | os.PathLike, split: str, hub_config: str | None = None) 
     path = _local_file(source, split)
     if path is not None:
         return str(path), _read_local(path)
-    hub = datasets.load_dataset(str(source), hub_config, split=split)
+    try:
+        hub = datasets.load_dataset(str(source), hub_config, split=split)
+    except (ConnectionError, FileNotFoundError, OSError, ValueError) as error:
+        offline = os.environ.get("HF_DATASETS_OFFLINE") == "1" or os.environ.get("HF_HUB_OFFLINE") == "1"
+        raise DataError(f"{source}: not a local directory or file, and the Hub data set of that name cannot be loaded"
+                        f"{' offline' if offline else ''} ({type(error).__name__}); check --data-dir (a local path "
+                        "starts with '/', './' or '~')") from error
     return f"{source} (Hub, split {split!r})", ((None, dict(row)) for row in hub)
+
+
+def source_files(kind: str, source: str | os.PathLike | None, splits: Sequence[str]) -> dict[str, Path | None]:
+    """The local file each split is read from (``None``: the Hub or generated data), for fingerprinting a run's
+    inputs. Raises :class:`DataError` for a local path that does not exist or lacks a split."""
+    if kind == "synthetic" or source is None:
+        return dict.fromkeys(splits)
+    extensions = (".jsonl", ".csv") if kind == "jsonl" else (".jsonl",)
+    return {split: _local_file(source, split, extensions) for split in splits}
 
 
 def _collect(

@@ -121,8 +121,8 @@ class MetaEvaluation:
                         and name not in asked and not self._missing_stages(name)]
 
     def _missing_stages(self, name: str) -> list[str]:
-        needed = ["tokenizer", *(stage.name for stage in get_method(name).stages(self.run.config))]
-        return [stage for stage in needed if not self.run.is_done(stage)]
+        needed = [stage.name for stage in get_method(name).stages(self.run.config)]
+        return [stage for stage in (["tokenizer", *needed] if needed else []) if not self.run.is_done(stage)]
 
     def check(self) -> None:
         """Refuse bad settings before anything is written."""
@@ -187,14 +187,27 @@ class MetaEvaluation:
                                                                          self.score_method(name))))
         return stages
 
+    def inputs(self) -> dict[str, Any]:
+        """What each meta stage reads of the run: its records (the ``data`` stage's marker) and each method's trained
+        models (their stages' markers); a rerun of any of them in the run reruns the meta stages after it."""
+        def markers(names: list[str]) -> list[Any]:
+            return [read_json(self.run.runner.marker(name)) if self.run.is_done(name) else None for name in names]
+
+        out: dict[str, Any] = {"suite": markers(["data"])}
+        for name in self.methods():
+            out[f"score-{name}"] = markers([stage.name for stage in get_method(name).stages(self.run.config)])
+        return out
+
     def execute(self) -> dict[str, Any]:
-        """Build, score (or resume) and report; returns the ``meta_report.json`` content."""
+        """Build, score (or resume) and report; returns the ``meta_report.json`` content. Holds the run directory's
+        lock, so no run retrains its models meanwhile."""
         self.check()
-        self.dir.mkdir(parents=True, exist_ok=True)
-        current = {**asdict(self.settings), "seed": self.seed, "run_dir": str(self.run.dir.resolve())}
-        self.runner.check_settings(current, asdict(MetaSettings()), _settings_metadata(), name="meta_config.json")
-        self.runner.run(self.stages())
-        return self.write_report()
+        with self.run.runner.lock():
+            self.dir.mkdir(parents=True, exist_ok=True)
+            current = {**asdict(self.settings), "seed": self.seed, "run_dir": str(self.run.dir.resolve())}
+            self.runner.check_settings(current, asdict(MetaSettings()), _settings_metadata(), name="meta_config.json")
+            self.runner.run(self.stages(), inputs=self.inputs())
+            return self.write_report()
 
     # ----------------------------------------------------------------- report
     def write_report(self) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from larev_hf.modeling.backbones import (
     BackbonePreset,
     build_model,
     build_tokenizer,
+    check_backbone,
+    hub_offline,
     is_preset,
     load_evaluator,
     resolve_device,
@@ -15,7 +17,7 @@ from larev_hf.modeling.scoring import LabelScores, predict_choices, score_labels
 from larev_hf.modeling.templates import INPUT_FORMATS, InputFormat, get_input_format
 
 __all__ = [
-    "PRESETS", "BackbonePreset", "build_model", "build_tokenizer", "is_preset", "load_evaluator", "resolve_device",
+    "PRESETS", "BackbonePreset", "build_model", "build_tokenizer", "check_backbone", "hub_offline", "is_preset", "load_evaluator", "resolve_device",
     "save_evaluator", "training_defaults", "LabelScores", "predict_choices", "score_labels", "INPUT_FORMATS",
     "InputFormat", "get_input_format",
 ]

@@ -127,6 +127,34 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, min_frequency:
     return PreTrainedTokenizerFast(tokenizer_object=tokenizer, **SPECIAL_TOKENS)
 
 
+def hub_offline() -> bool:
+    """Whether the Hub may not be contacted (``HF_HUB_OFFLINE=1``, as set by the CLI when huggingface.co is unreachable)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+
+
+def check_backbone(backbone: str) -> None:
+    """Refuse at once a backbone that cannot load: neither a preset, a saved checkpoint directory, nor a Hub checkpoint
+    that is cached or, online, downloadable (checked before any stage runs, so a typo costs milliseconds)."""
+    if is_preset(backbone):
+        return
+    path = Path(backbone).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ValueError(f"--backbone {backbone}: the directory has no config.json; expected a saved HF checkpoint")
+        return
+    if backbone.startswith(("/", ".", "~")):
+        raise ValueError(f"--backbone {backbone}: no such directory")
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        cached = try_to_load_from_cache(backbone, "config.json")
+    except Exception:  # noqa: BLE001 - an invalid repo id is simply not cached
+        cached = None
+    if not isinstance(cached, str) and hub_offline():
+        raise ValueError(f"--backbone {backbone!r}: not a preset ({', '.join(PRESETS)}), not a local directory and not "
+                         "in the Hub cache; offline, nothing can be downloaded")
+
+
 def build_tokenizer(backbone: str, texts: Iterable[str] | None = None) -> PreTrainedTokenizerBase:
     """The tokenizer for ``backbone``: trained on ``texts`` for a preset, else the checkpoint's own."""
     if not is_preset(backbone):
