@@ -245,6 +245,26 @@ def test_a_broken_bundle_fails_clearly(tiny_bundles, tmp_path, break_it, error, 
         EvaluatorBundle.from_pretrained(broken)
 
 
+def _flip_a_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(("break_it", "message"), [
+    (lambda b: _flip_a_byte(next((b / "phi_la").glob("*.safetensors"))), r"phi_la/model\.safetensors has SHA-256"),
+    (lambda b: next((b / "tokenizer").glob("*.json")).unlink(), r"tokenizer/\S+\.json is missing"),
+    (lambda b: _write(b / "phi_base" / "extra.bin", "x"), r"phi_base/extra\.bin was added"),
+])
+def test_a_bundle_whose_files_changed_is_refused_unless_told(tiny_bundles, tmp_path, break_it, message):
+    broken = tmp_path / "corrupted"
+    shutil.copytree(tiny_bundles["larev"], broken)
+    break_it(broken)
+    with pytest.raises(ValueError, match=message):
+        EvaluatorBundle.from_pretrained(broken)
+    EvaluatorBundle.from_pretrained(broken, verify=False)  # the escape hatch loads it as it is
+
+
 def _config(bundle_dir: Path) -> dict:
     return read_json(bundle_dir / CONFIG_NAME) if (bundle_dir / CONFIG_NAME).is_file() else {}
 

@@ -52,7 +52,13 @@ from larev_hf.hub.config import (
     BundleConfig,
     read_bundle_config,
 )
-from larev_hf.hub.files import checksums, replace_directory, resolve_bundle_dir, task_and_label_set
+from larev_hf.hub.files import (
+    checksums,
+    replace_directory,
+    resolve_bundle_dir,
+    task_and_label_set,
+    verify_checksums,
+)
 from larev_hf.hub.inputs import build_records
 from larev_hf.io import DataError, read_json, write_json, write_text
 from larev_hf.methods import Method, exportable_methods, get_method
@@ -268,6 +274,7 @@ class EvaluatorBundle:
         token: str | bool | None = None,
         local_files_only: bool = False,
         device: str | None = None,
+        verify: bool = True,
     ) -> EvaluatorBundle:
         """Load a bundle from a local directory or a Hub repo id (downloaded with ``snapshot_download``).
 
@@ -279,10 +286,12 @@ class EvaluatorBundle:
             token (`str` or `bool`, *optional*): Hub token.
             local_files_only (`bool`, *optional*, defaults to `False`): use the Hub cache only.
             device (`str`, *optional*): where ``score`` puts the models.
+            verify (`bool`, *optional*, defaults to `True`): check every model and tokenizer file against the SHA-256
+                sums recorded at export (reads each file once).
 
         Raises:
             FileNotFoundError: neither a bundle directory nor a reachable Hub repo, or a file the config names is missing.
-            ValueError: ``config_larev.json`` is malformed.
+            ValueError: ``config_larev.json`` is malformed, or (``verify``) a file differs from its recorded checksum.
         """
         root = resolve_bundle_dir(path_or_repo_id, revision=revision, cache_dir=cache_dir, token=token,
                                   local_files_only=local_files_only)
@@ -295,6 +304,8 @@ class EvaluatorBundle:
             sources[name] = root / name
         if not (root / REPORT_NAME).is_file():
             raise FileNotFoundError(f"{root}: no {REPORT_NAME}; the bundle is incomplete (export it again with `larev-hf export`)")
+        if verify:
+            verify_checksums(root, sources, config.files_sha256)
         return cls(config, read_json(root / REPORT_NAME), sources, device=device)
 
     # ------------------------------------------------------------------ saving

@@ -71,6 +71,22 @@ def checksums(sources: Mapping[str, Path]) -> dict[str, str]:
     return sums
 
 
+def verify_checksums(root: Path, sources: Mapping[str, Path], recorded: Mapping[str, str]) -> None:
+    """Compare the files under ``sources`` with the SHA-256 sums a bundle recorded at export; a missing, added or
+    changed file raises a ``ValueError`` naming it (a corrupted download, an interrupted copy, a hand edit)."""
+    if not recorded:
+        return  # bundles written before checksums were recorded
+    actual = checksums(sources)
+    problems = [f"{name} is missing" for name in sorted(set(recorded) - set(actual))]
+    problems += [f"{name} was added" for name in sorted(set(actual) - set(recorded))]
+    problems += [f"{name} has SHA-256 {actual[name][:12]}…, not the recorded {recorded[name][:12]}…"
+                 for name in sorted(set(actual) & set(recorded)) if actual[name] != recorded[name]]
+    if problems:
+        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        raise ValueError(f"{root}: the bundle's files differ from the checksums recorded at export ({shown}); "
+                         "download or export it again (or load with verify=False to skip the check)")
+
+
 def replace_directory(new: Path, target: Path) -> None:
     """Move the complete directory ``new`` to ``target``, replacing what is there."""
     if not target.exists():
