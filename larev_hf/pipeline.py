@@ -161,7 +161,9 @@ class Run:
         report = {
             "dataset": self.config.dataset, "split": split, "n_examples": n_examples, **summary,
             "settings": self.config.to_dict(),
-            "timings": {stage: content["seconds"] for stage, content in markers.items()},
+            # in pipeline order (then stages of earlier scorings), not the markers' alphabetical order
+            "timings": {stage: markers[stage]["seconds"]
+                        for stage in dict.fromkeys([name for name, _ in self.stages()] + list(markers)) if stage in markers},
             # trained weights are bitwise reproducible only with the same versions, device and thread count
             "stage_environments": {stage: {k: v for k, v in content.items() if k != "seconds"}
                                    for stage, content in markers.items()},

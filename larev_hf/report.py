@@ -90,11 +90,60 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+#: Where a reader of report.md learns to read it.
+READING_GUIDE = "the section \"Reading a report\" of docs/reports.md in the larev-hf documentation"
+
+
+def _listing(items: list[str], last: str = "and") -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+def verdict(report: dict[str, Any]) -> list[str]:
+    """One sentence per metric, derived from its separations' 95% intervals: which variants it separates from Gold
+    (interval above 0), which it does not (interval includes 0) and which it prefers to Gold (interval below 0)."""
+    lines = []
+    for name, entry in report["methods"].items():
+        if _group(entry) == "baseline":
+            continue
+        separated, unclear, reversed_, leaky_note = [], [], [], ""
+        for key, (low, high) in entry["ci95"].items():
+            if key == "sum" or low is None or high is None:
+                continue
+            if key == "gold_minus_gold_leaky":  # gold + the label: scoring it like gold is right, above gold is not
+                leaky_note = ("rewards the appended label (Gold-Leaky above Gold)" if high < 0 else
+                              "scores Gold-Leaky like Gold (right: it holds all of gold's content)" if low <= 0 else
+                              "scores Gold-Leaky below Gold")
+                continue
+            title = variant_title(key.removeprefix("gold_minus_"))
+            (separated if low > 0 else reversed_ if high < 0 else unclear).append(title)
+        parts = []
+        if separated:
+            parts.append(f"separates Gold from {_listing(separated)}")
+        if unclear:
+            parts.append(f"does not separate Gold from {_listing(unclear, 'or')} (the interval includes 0)")
+        if reversed_:
+            parts.append(f"scores {_listing(reversed_)} above Gold")
+        if leaky_note:
+            parts.append(leaky_note)
+        sentence = f"**{name.upper()}** " + ("; ".join(parts) if parts else "has no defined separation") + "."
+        absolute = [abs(v) for v in entry["absolute"].values() if v is not None]
+        if _group(entry) == "nats" and absolute and max(absolute) < 0.05:
+            sentence += (" Every variant scores near 0 nats: the rationale model gains almost nothing over the "
+                         "baseline model, whose vacuous baseline already states the label (thesis §4.4).")
+        lines.append(sentence)
+    return lines
+
+
 def render_markdown(report: dict[str, Any]) -> str:
-    """Markdown tables: absolute scores, separations with 95% intervals, win rates, accuracy, ablations."""
+    """Markdown: a verdict derived from the numbers, then absolute scores, separations with 95% intervals, win rates,
+    accuracy, ablations and stage times."""
     methods, simulated = _in_group(report, "nats"), _in_group(report, "accuracy")
     baselines = _in_group(report, "baseline")
     out = [f"# Rationale evaluation report: {report['dataset']} ({report['split']}, n = {report['n_examples']})", ""]
+    out += ["## Verdict", "", *(f"- {line}" for line in verdict(report)), "",
+            "A separation is a metric's Gold score minus a degraded variant's (Gold-Leaky: gold + \"The answer is "
+            "<label>.\"; Vacuous: a label-free filler; Leaky: the label sentence alone). A good metric separates Gold "
+            f"from Vacuous and Leaky and gives Gold-Leaky no more than Gold. How to read this report: {READING_GUIDE}.", ""]
     if methods:
         out += ["## Absolute scores (nats; thesis tables 5.3 / 5.9)", ""]
         out.append(_absolute_table(methods))
@@ -141,7 +190,9 @@ def render_markdown(report: dict[str, Any]) -> str:
                            + [_fmt(a["separations"].get(k)) for k in keys] for name, a in report["ablations"].items()]))
     if report.get("timings"):
         out += ["", "## Wall time per stage (s)", ""]
-        out.append(_table(["Stage", "Seconds"], [[k, f"{v:.1f}"] for k, v in report["timings"].items()]))
+        rows = [[k, f"{v:.1f}"] for k, v in report["timings"].items()]
+        out.append(_table(["Stage (pipeline order)", "Seconds"],
+                          rows + [["**total**", f"{sum(report['timings'].values()):.1f}"]]))
     return "\n".join(out) + "\n"
 
 
@@ -161,19 +212,31 @@ def plot_separations(report: dict[str, Any], path: str | os.PathLike) -> None:
     methods = _in_group(report, "nats")
     keys = [k for k in _union(methods.values(), "separations") if k != "sum"]
     width = 0.8 / max(len(methods), 1)
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
+    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
+    peaks = []
     for i, (name, entry) in enumerate(methods.items()):
         means = np.array([entry["separations"].get(k, np.nan) for k in keys], dtype=float)
         lows = means - np.array([entry["ci95"].get(k, [np.nan, np.nan])[0] for k in keys], dtype=float)
         highs = np.array([entry["ci95"].get(k, [np.nan, np.nan])[1] for k in keys], dtype=float) - means
         x = np.arange(len(keys)) + (i - (len(methods) - 1) / 2) * width
-        ax.bar(x, means, width, yerr=[lows, highs], capsize=3, label=f"{name.upper()} (SUM {entry['separations']['sum']:.2f})")
+        ax.bar(x, means, width, yerr=[lows, highs], capsize=3, label=f"{name.upper()} (SUM {entry['separations']['sum']:.3g})")
+        for xi, mean, low, high in zip(x, means, lows, highs, strict=True):  # values written beyond the error bars
+            if np.isfinite(mean):
+                tip = mean + (high if mean >= 0 else -low) if np.isfinite(low + high) else mean
+                ax.annotate(f"{mean:.2g}", (xi, tip), xytext=(0, 3 if mean >= 0 else -9), textcoords="offset points",
+                            ha="center", fontsize=7)
+        if np.isfinite(means).any():
+            peaks.append(float(np.nanmax(np.abs(means))))
+    nonzero = [p for p in peaks if p > 0]
+    if len(nonzero) > 1 and max(nonzero) / min(nonzero) > 20:  # methods on very different scales: symmetric log axis
+        ax.set_yscale("symlog", linthresh=min(nonzero))
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(np.arange(len(keys)), [separation_title(k) for k in keys], rotation=20 if len(keys) > 4 else 0)
-    ax.set_ylabel("score difference (nats)")
-    ax.set_title(f"Rationale separation on {report['dataset']} ({report['split']})")
+    ax.set_ylabel("Gold − variant (nats)" + (", symlog" if ax.get_yscale() == "symlog" else ""))
+    ax.set_title(f"Rationale separation on {report['dataset']} ({report['split']})\n"
+                 "bars: mean over examples; error bars: paired bootstrap 95% intervals", fontsize=10)
     if methods:
-        ax.legend()
+        ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png")
