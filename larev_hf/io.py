@@ -54,7 +54,8 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
             try:
                 record = json.loads(text)
             except json.JSONDecodeError as error:
-                raise DataError(f"{where(path, line_number)}: malformed JSON ({error.msg}); expected one JSON object per line") from None
+                raise DataError(f"{where(path, line_number)}: malformed JSON ({error.msg} column {error.colno}); "
+                                "expected one JSON object per line") from None
             if not isinstance(record, dict):
                 raise DataError(f"{where(path, line_number)}: expected a JSON object, got {type(record).__name__}")
             yield line_number, record

@@ -158,3 +158,20 @@ def test_offline_is_detected_when_the_hub_cannot_be_reached(monkeypatch) -> None
     monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
     assert detect_offline(host="127.0.0.1", timeout=1.0)  # nothing listens on port 443 here
     assert os.environ["HF_HUB_OFFLINE"] == os.environ["HF_DATASETS_OFFLINE"] == "1"
+
+
+def test_errors_name_the_users_own_column_and_the_json_position(tmp_path: Path) -> None:
+    from larev_hf.data import load_examples
+
+    row = {"id": "e-1", "premise": "A dog runs .", "hypothesis": "An animal moves .", "label": 0,
+           "explanation_1": "", "explanation_2": "", "explanation_3": ""}
+    (tmp_path / "test.jsonl").write_text(json.dumps(row) + "\n")
+    with pytest.raises(DataError, match=r"example id 'e-1': column 'explanation_1' \(the schema's 'rationale'\) is empty"):
+        load_examples("esnli", tmp_path, "test")
+    (tmp_path / "test.jsonl").write_text('{"id": "e-1", "premise": "A dog\n')
+    with pytest.raises(DataError, match=r"line 1: malformed JSON \(.+ column \d+\)"):
+        load_examples("esnli", tmp_path, "test")
+    (tmp_path / "mine.jsonl").write_text(json.dumps({"q": "Why?", "answer": "yes", "why": " "}) + "\n")
+    with pytest.raises(DataError, match=r"column 'why' \(the schema's 'rationale'\) is empty"):
+        load_examples("jsonl", tmp_path / "mine.jsonl", "test", task="yesno",
+                      column_mapping={"question": "q", "label": "answer", "rationale": "why"})

@@ -102,11 +102,14 @@ def source_files(kind: str, source: str | os.PathLike | None, splits: Sequence[s
 
 
 def _collect(
-    rows: Iterable[Row], convert: Converter, path: str, max_examples: int | None, hints: Mapping[str, str] | None = None
+    rows: Iterable[Row], convert: Converter, path: str, max_examples: int | None, hints: Mapping[str, str] | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> datasets.Dataset:
     """Convert and validate rows (stopping after ``max_examples`` kept records) into a schema Dataset.
 
-    ``hints`` maps a source column to advice appended when that column is missing.
+    ``hints`` maps a source column to advice appended when that column is missing; ``columns`` maps a schema field
+    to the source column it is read from, so a validation error names the user's column (``explanation_1``), not
+    only the schema's field (``rationale``).
     """
     if max_examples is not None and max_examples < 0:
         raise ValueError(f"max_examples must be >= 0 or None, got {max_examples}")
@@ -126,7 +129,14 @@ def _collect(
             ) from None
         if record is None:
             continue
-        validate_example(record, path=path, line=line)
+        try:
+            validate_example(record, path=path, line=line)
+        except DataError as error:
+            message = str(error)
+            for field, column in (columns or {}).items():
+                if column != field:
+                    message = message.replace(f"field {field!r}", f"column {column!r} (the schema's {field!r})")
+            raise DataError(message) from None
         records.append(record)
     return to_dataset(records)
 
@@ -199,7 +209,7 @@ def load_esnli(source: str | os.PathLike, split: str, max_examples: int | None =
         )
 
     path, rows = _rows(source, split)
-    return _collect(rows, convert, path, max_examples)
+    return _collect(rows, convert, path, max_examples, columns={"rationale": "explanation_1"})
 
 
 def load_strategyqa(source: str | os.PathLike, split: str, max_examples: int | None = None) -> datasets.Dataset:
@@ -223,7 +233,8 @@ def load_strategyqa(source: str | os.PathLike, split: str, max_examples: int | N
         )
 
     path, rows = _rows(source, split)
-    return _collect(rows, convert, path, max_examples)
+    return _collect(rows, convert, path, max_examples,
+                    columns={"id": "qid", "label": "answer", "rationale": "facts"})
 
 
 def load_cose(
@@ -265,7 +276,7 @@ def load_cose(
     if hub_config is None and str(source).split("/")[-1] == "cos_e":
         hub_config = "v1.11"
     path, rows = _rows(source, split, hub_config)
-    return _collect(rows, convert, path, max_examples)
+    return _collect(rows, convert, path, max_examples, columns={"rationale": "explanation (or abstractive_explanation)"})
 
 
 def load_ecqa(source: str | os.PathLike, split: str, max_examples: int | None = None) -> datasets.Dataset:
@@ -288,7 +299,8 @@ def load_ecqa(source: str | os.PathLike, split: str, max_examples: int | None = 
         )
 
     path, rows = _rows(source, split)
-    return _collect(rows, convert, path, max_examples)
+    return _collect(rows, convert, path, max_examples,
+                    columns={"id": "q_no", "question": "q_text", "label": "q_ans", "rationale": "taskB"})
 
 
 def load_jsonl(
@@ -347,7 +359,8 @@ def load_jsonl(
         )
 
     hints = {"choices": "map 'choices' to the file's choices column, or pass label_set"}
-    return _collect(_read_local(path), convert, str(path), max_examples, hints if choices_column == "choices" else None)
+    return _collect(_read_local(path), convert, str(path), max_examples, hints if choices_column == "choices" else None,
+                    columns=mapping)
 
 
 # --------------------------------------------------------------------------- dispatch
