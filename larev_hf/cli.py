@@ -49,6 +49,21 @@ def detect_offline(host: str = "huggingface.co", timeout: float = 2.0) -> bool:
     return False
 
 
+class OnceFilter(logging.Filter):
+    """Lets each distinct message of a logger through once (accelerate repeats one warning per process and eval)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in self.seen:
+            return False
+        self.seen.add(message)
+        return True
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``larev-hf`` parser; ``run``'s flags are generated from the settings dataclasses (:mod:`larev_hf.config`)."""
     from larev_hf.config import add_run_arguments
@@ -132,6 +147,12 @@ def main(argv: list[str] | None = None) -> int:
     offline = detect_offline()
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    once = OnceFilter()
+    for name in ("accelerate", "accelerate.accelerator", "transformers.modeling_utils"):
+        logging.getLogger(name).addFilter(once)
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # sub-second "Loading weights" / "Writing model shards" bars, one per model
     from larev_hf.config import RunConfig, config_from_args
     from larev_hf.pipeline import Run, dumps_summary
     from larev_hf.runner import DirectoryLockedError

@@ -89,7 +89,7 @@ class StageRunner:
             if stage_fingerprint is None or recorded in (None, stage_fingerprint):  # markers before fingerprints: kept
                 logger.info("stage %s: done earlier, skipped", stage)
                 return
-        logger.info("stage %s: running", stage)
+        logger.debug("stage %s: running", stage)
         start = time.perf_counter()
         function()
         self.timings[stage] = time.perf_counter() - start
@@ -143,8 +143,11 @@ class StageRunner:
         self.check_until(names, until)
         prints = self.fingerprints(names, inputs)
         self.invalidate_changed(names, prints)
-        for name, function in stages:
+        for k, (name, function) in enumerate(stages, start=1):
+            logger.info("[%d/%d] %s", k, len(stages), name)
             self.run_stage(name, function, prints[name])
+            if name in self.timings:
+                logger.info("[%d/%d] %s: done in %.1f s", k, len(stages), name, self.timings[name])
             if name == until:
                 return False
         self.save_pending_settings()

@@ -175,3 +175,17 @@ def test_errors_name_the_users_own_column_and_the_json_position(tmp_path: Path) 
     with pytest.raises(DataError, match=r"column 'why' \(the schema's 'rationale'\) is empty"):
         load_examples("jsonl", tmp_path / "mine.jsonl", "test", task="yesno",
                       column_mapping={"question": "q", "label": "answer", "rationale": "why"})
+
+
+def test_the_console_shows_stages_not_trainer_dicts(tmp_path: Path, capsys, caplog) -> None:
+    run_dir = tmp_path / "run"
+    with caplog.at_level("INFO"):
+        assert main(["run", "--method", "rev", "--dataset", "synthetic", "--max-train-examples", "32",
+                     "--max-eval-examples", "8", "--num-train-epochs", "1", "--n-boot", "10",
+                     "--output-dir", str(run_dir)]) == 0
+    console = capsys.readouterr()
+    assert "'loss'" not in console.out + console.err and "train_runtime" not in console.out + console.err
+    assert "phi_base train" in console.err  # the Trainer's bar is named after the model
+    assert "[3/6] phi_base: done in" in caplog.text and "[6/6] report-rev" in caplog.text
+    logged = [json.loads(line) for line in (run_dir / "models" / "phi_base.log.jsonl").read_text().splitlines()]
+    assert any("train_loss" in row for row in logged)  # the numbers are kept, in the model's log file

@@ -7,6 +7,7 @@ when a stage is restarted after an interruption; the final model is written atom
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -22,7 +23,9 @@ from transformers import (
     PreTrainedTokenizerBase,
     Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
+    TrainerCallback,
 )
+from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.trainer_utils import get_last_checkpoint
 
 from larev_hf.modeling.lora import LoraSettings, apply_lora, is_peft_model, save_adapter
@@ -161,8 +164,54 @@ def checkpoint_dir_for(output_dir: str | os.PathLike) -> Path:
     return output_dir.parent / f"{output_dir.name}.checkpoints"
 
 
+class NamedProgressCallback(ProgressCallback):
+    """Trainer's progress bar, named after the model (``phi_la train``), that prints no metric dicts between the bars
+    (:class:`LogFileCallback` keeps them)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        super().on_train_begin(args, state, control, **kwargs)
+        if self.training_bar is not None:
+            self.training_bar.set_description(f"{self.name} train")
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        pass
+
+
+class LogFileCallback(TrainerCallback):
+    """Appends every dict the Trainer logs (loss, learning rate, the IRM/probe terms) to a JSON Lines file."""
+
+    def __init__(self, log_file: str | os.PathLike) -> None:
+        self.log_file = Path(log_file)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if state.is_world_process_zero and logs:
+            self.log_file.parent.mkdir(parents=True, exist_ok=True)
+            with self.log_file.open("a") as handle:
+                handle.write(json.dumps({"step": state.global_step, **logs}, default=str) + "\n")
+
+
+def log_to_file(trainer: Seq2SeqTrainer, output_dir: str | os.PathLike) -> Path:
+    """Route ``trainer``'s printed metrics to ``<output_dir>.log.jsonl`` (a sibling of the model directory) and name
+    its progress bar, if it shows one, after the model. Returns the log file."""
+    output_dir = Path(output_dir)
+    log_file = output_dir.parent / f"{output_dir.name}.log.jsonl"
+    had_bar = any(type(cb) is ProgressCallback for cb in trainer.callback_handler.callbacks)
+    trainer.remove_callback(ProgressCallback)
+    trainer.remove_callback(PrinterCallback)
+    if had_bar:
+        trainer.add_callback(NamedProgressCallback(output_dir.name))
+    trainer.add_callback(LogFileCallback(log_file))
+    return log_file
+
+
 def fit_and_save(trainer: Seq2SeqTrainer, tokenizer: PreTrainedTokenizerBase, output_dir: str | os.PathLike) -> PreTrainedModel:
-    """Train (resuming from the last checkpoint in ``trainer.args.output_dir``), save atomically, drop checkpoints."""
+    """Train (resuming from the last checkpoint in ``trainer.args.output_dir``), save atomically, drop checkpoints.
+    The Trainer's logged metrics go to ``<output_dir>.log.jsonl`` (:func:`log_to_file`), not the console."""
+    log_to_file(trainer, output_dir)
     last = last_complete_checkpoint(trainer.args.output_dir)
     trainer.train(resume_from_checkpoint=last)
     save_model_atomically(trainer.model, tokenizer, output_dir)
