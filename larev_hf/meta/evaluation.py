@@ -99,6 +99,9 @@ class MetaEvaluation:
         self.dir = Path(output_dir) if output_dir is not None else run.path("meta")
         self.runner = StageRunner(self.dir)
         self.seed = self.settings.seed if self.settings.seed is not None else run.config.seed
+        #: per scoring pass, the terms methods share (log p_Φbase(y | b), the simulator's correctness, ...): methods
+        #: scored in one process reuse them, as the methods of one ``score`` stage do.
+        self._shared: dict[str, dict[str, Any]] = {}
 
     # ----------------------------------------------------------------- what is scored
     @property
@@ -167,7 +170,7 @@ class MetaEvaluation:
             for family in same_label:
                 texts = {row["id"]: row["rationale"] for row in by_family[family]}
                 variants[family] = [texts.get(record["id"], record["rationale"]) for record in records]
-            scores = method.pointwise(self.run, records, variants, {})
+            scores = method.pointwise(self.run, records, variants, self._shared.setdefault("", {}))
             index = {record["id"]: i for i, record in enumerate(records)}
             for family in same_label:
                 out += [{"id": row["id"], "family": family, "score": float(scores[family][index[row["id"]]])}
@@ -175,7 +178,8 @@ class MetaEvaluation:
         for family, family_rows in by_family.items():
             if family in same_label:
                 continue
-            scores = method.pointwise(self.run, family_rows, {family: [r["rationale"] for r in family_rows]}, {})
+            scores = method.pointwise(self.run, family_rows, {family: [r["rationale"] for r in family_rows]},
+                                      self._shared.setdefault(family, {}))
             out += [{"id": row["id"], "family": family, "score": float(value)}
                     for row, value in zip(family_rows, scores[family], strict=True)]
         return out
@@ -217,7 +221,7 @@ class MetaEvaluation:
         report = assemble_report(self.run.config.dataset, self.settings.split, self.suite(),
                                  read_json(self.dir / "suite_skips.json"), methods,
                                  {**asdict(self.settings), "seed": self.seed},
-                                 {stage: content["seconds"] for stage, content in markers.items()})
+                                 {stage: content["seconds"] for stage, content in markers.items()}, self.families)
         write_meta_report(report, self.dir)
         return report
 
@@ -237,9 +241,12 @@ def meta_summary(name: str, scored_rows: Sequence[Mapping[str, Any]], n_boot: in
 
 
 def assemble_report(dataset: str, split: str, rows: Sequence[Mapping[str, Any]], skipped: Mapping[str, Sequence[str]],
-                    methods: Mapping[str, dict], settings: Mapping[str, Any], timings: Mapping[str, float]) -> dict:
-    """The ``meta_report.json`` content from the suite, its skips and each method's :func:`meta_summary`."""
-    families = dict.fromkeys(row["family"] for row in rows)
+                    methods: Mapping[str, dict], settings: Mapping[str, Any], timings: Mapping[str, float],
+                    family_order: Sequence[str] | None = None) -> dict:
+    """The ``meta_report.json`` content from the suite, its skips and each method's :func:`meta_summary`; families in
+    ``family_order`` (then as they first appear)."""
+    present = set(row["family"] for row in rows)
+    families = [f for f in dict.fromkeys([*(family_order or ()), *(row["family"] for row in rows)]) if f in present]
     return {"dataset": dataset, "split": split, "n_examples": len({row["id"] for row in rows}),
             "families": {family: {"letter": FAMILY_LETTERS.get(family),
                                   "n_rows": sum(row["family"] == family for row in rows),
@@ -430,6 +437,6 @@ def meta_evaluate_bundles(bundles: Mapping[str, Any], records: Sequence[Mapping[
         write_jsonl(output_dir / "scores" / f"{name}.jsonl", scored)
         methods[name] = meta_summary(name, scored, n_boot=n_boot, seed=seed)
     report = assemble_report(dataset, "records", rows, skipped, methods,
-                             {"families": names, "seed": seed, "n_boot": n_boot, "bundles": list(bundles)}, {})
+                             {"families": names, "seed": seed, "n_boot": n_boot, "bundles": list(bundles)}, {}, names)
     write_meta_report(report, output_dir)
     return report
