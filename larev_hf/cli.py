@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import sys
@@ -20,6 +21,8 @@ from larev_hf.io import DataError
 
 #: Set to show the traceback of a user error (like ``--debug``).
 DEBUG_ENV = "LAREV_HF_DEBUG"
+#: OS errors that mean "this machine will not take the write" (permissions, read-only, full disk, file size limit).
+WRITE_ERRORS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 
 
 def detect_offline(host: str = "huggingface.co", timeout: float = 2.0) -> bool:
@@ -181,6 +184,12 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"larev-hf: error: {error}" + (" (no network: offline mode)" if offline and "offline" not in str(error)
                                               and "Hub" in str(error) else ""), file=sys.stderr)
+        return 2
+    except OSError as error:  # a write the machine refused: one line naming the path, not a traceback
+        if args.debug or os.environ.get(DEBUG_ENV) or error.errno not in WRITE_ERRORS:
+            raise
+        print(f"larev-hf: error: cannot write {error.filename or 'a file'}: {error.strerror} (nothing half-written is "
+              "kept; free space or fix permissions, then rerun to resume)", file=sys.stderr)
         return 2
     print(dumps_summary(report))
     print(f"report: {args.output_dir}/report.md  ({time.perf_counter() - start:.0f} s)")

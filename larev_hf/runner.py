@@ -16,6 +16,7 @@ import errno
 import hashlib
 import logging
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -176,12 +177,26 @@ class StageRunner:
             with os.fdopen(fd, "w") as handle:
                 handle.write(str(os.getpid()))
             break
+        self.remove_stale_temporaries()
         try:
             yield
         finally:
             path.unlink(missing_ok=True)
             if created and not any(self.dir.iterdir()):  # a run that failed before writing anything leaves no trace
                 self.dir.rmdir()
+
+    def remove_stale_temporaries(self) -> list[Path]:
+        """Delete what a killed process left half-written: ``.<name>.*.tmp`` files (:func:`larev_hf.io.atomic_path`) and
+        ``.<model>.tmp`` directories (a model save). Only called while holding the lock, so no one is writing them."""
+        stale = [p for p in self.dir.rglob(".*.tmp") if p.name != ".lock"]
+        for path in stale:
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        if stale:
+            logger.info("%s: removed %d half-written file(s) of an interrupted process", self.dir, len(stale))
+        return stale
 
     def markers(self) -> dict[str, dict[str, Any]]:
         """Every finished stage's marker content, by stage name."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -213,8 +214,17 @@ def fit_and_save(trainer: Seq2SeqTrainer, tokenizer: PreTrainedTokenizerBase, ou
     The Trainer's logged metrics go to ``<output_dir>.log.jsonl`` (:func:`log_to_file`), not the console."""
     log_to_file(trainer, output_dir)
     last = last_complete_checkpoint(trainer.args.output_dir)
-    trainer.train(resume_from_checkpoint=last)
-    save_model_atomically(trainer.model, tokenizer, output_dir)
+    try:
+        trainer.train(resume_from_checkpoint=last)
+        save_model_atomically(trainer.model, tokenizer, output_dir)
+    except Exception as error:
+        # safetensors reports a refused write (full disk, file size limit) as its own error type: give it back as the
+        # OSError it is, so the CLI can say so in one line
+        match = None if isinstance(error, OSError) else re.search(r"os error (\d+)", str(error))
+        if match is None:
+            raise
+        code = int(match.group(1))
+        raise OSError(code, os.strerror(code), str(output_dir)) from error
     shutil.rmtree(trainer.args.output_dir, ignore_errors=True)
     return trainer.model
 
