@@ -203,3 +203,35 @@ class BundleMetric(evaluate.Metric):
     ) -> dict[str, Any]:
         assert self.bundle is not None
         return self.bundle.score(rationales, labels, inputs, baselines, batch_size=self.batch_size).to_dict()
+
+
+def push_metric_module(name: str, repo_id: str, *, private: bool | None = None, token: str | None = None,
+                       api: Any = None) -> Any:
+    """Publish a shipped ``evaluate`` module (:func:`larev_hf.metric_path`) as a Hub Space, so that anyone can
+    ``evaluate.load("<repo_id>", evaluator=...)`` it online (the Space also serves the module's Gradio widget).
+
+    The module directory already holds what a Space needs: the card with its Space metadata (``README.md``: ``sdk:
+    gradio``, ``app_file: app.py``), ``app.py`` and ``requirements.txt`` (which installs ``larev-hf``).
+
+    Args:
+        name (`str`): ``larev``, ``rev``, ``rora`` or ``bundle``.
+        repo_id (`str`): the Space, ``"user/larev"``.
+        private (`bool`, *optional*): visibility of a newly created Space.
+        token (`str`, *optional*): Hub token (defaults to the logged-in one).
+        api (`HfApi`, *optional*): the client to use; defaults to ``HfApi(token=token)``.
+
+    Returns:
+        The ``CommitInfo`` of the upload.
+    """
+    from larev_hf import __version__, metric_path
+
+    folder = metric_path(name)
+    if api is None:
+        from huggingface_hub import HfApi
+
+        api = HfApi(token=token, library_name="larev-hf", library_version=__version__)
+    repo_id = api.create_repo(repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True,
+                              token=token).repo_id
+    return api.upload_folder(repo_id=repo_id, repo_type="space", folder_path=folder,
+                             commit_message=f"Upload the {name} evaluate module (larev-hf {__version__})",
+                             ignore_patterns=["__pycache__/*", "*.pyc"], token=token)

@@ -128,6 +128,42 @@ CARD_SECTIONS = ("## Metric description", "## How to use", "### Inputs", "## Out
                  "### Values from popular papers", "## Examples", "## Limitations and bias", "## Citation")
 
 
+def test_a_module_published_as_a_space_loads_from_what_was_uploaded(tiny_bundles, records, tmp_path):
+    """push_metric_module creates a Gradio Space and uploads the module folder; what lands there loads in evaluate
+    (offline here: the upload goes to a local directory) and scores like the shipped module."""
+    import shutil
+
+    from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import RepoUrl
+
+    from larev_hf import metric_path
+    from larev_hf.metric import push_metric_module
+
+    class LocalSpaceApi(HfApi):
+        calls: list = []
+
+        def create_repo(self, repo_id, **kwargs):
+            self.calls.append(("create_repo", repo_id, kwargs))
+            return RepoUrl(f"https://huggingface.co/spaces/{repo_id}")
+
+        def upload_folder(self, *, repo_id, folder_path, **kwargs):
+            self.calls.append(("upload_folder", repo_id, kwargs))
+            shutil.copytree(folder_path, tmp_path / repo_id, ignore=shutil.ignore_patterns("__pycache__"))
+            return "local-commit"
+
+    api = LocalSpaceApi(token=False)
+    assert push_metric_module("larev", "someone/larev", private=True, api=api) == "local-commit"
+    (_, _, create), (_, _, upload) = api.calls
+    assert (create["repo_type"], create["space_sdk"], create["private"]) == ("space", "gradio", True)
+    assert upload["repo_type"] == "space"
+    space = tmp_path / "someone" / "larev"
+    assert sorted(p.name for p in space.iterdir()) == sorted(p.name for p in Path(metric_path("larev")).iterdir()
+                                                             if p.name != "__pycache__")
+    online = evaluate.load(str(space), evaluator=str(tiny_bundles["larev"]), keep_in_memory=True)
+    assert online.compute(**columns(records))["scores"] == load_module("larev", tiny_bundles["larev"]).compute(
+        **columns(records))["scores"]
+
+
 @pytest.mark.parametrize("method", MODULES)
 def test_module_folder_has_the_evaluate_layout_and_card(method):
     folder = ROOT / "metrics" / method
