@@ -13,8 +13,8 @@ on the families LAREV is built to catch (vacuous, leak, circular).
     python benchmarks/meta_suite.py --dataset strategyqa --data-dir ../shared/data/strategyqa --rora-threshold 0.05 \\
         --output-dir runs/meta/strategyqa --results benchmarks/results/meta_strategyqa.json
 
-Every flag of ``larev-hf run`` is accepted (``--method`` defaults to the five metrics here); a rerun resumes the run
-and the meta stages. Torch threads are fixed by ``--threads`` and recorded.
+Every other flag is passed to ``larev-hf run``'s parser (``--method`` defaults to the five metrics here); a rerun
+resumes the run and the meta stages. Torch threads are fixed by ``--threads`` and recorded.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from larev_hf.config import add_run_arguments, config_from_args  # noqa: E402
+from larev_hf.cli import build_parser  # noqa: E402
+from larev_hf.config import config_from_args  # noqa: E402
 from larev_hf.io import read_jsonl, write_json  # noqa: E402
 from larev_hf.meta import DEFAULT_FAMILIES, auc_difference_ci  # noqa: E402
 from larev_hf.meta.evaluation import MetaEvaluation, MetaSettings  # noqa: E402
@@ -79,19 +80,21 @@ def format_auc_table(report: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="Any other flag is a `larev-hf run` flag (e.g. --dataset, --data-dir).")
     parser.add_argument("--output-dir", required=True, help="run directory (resumed if it exists)")
     parser.add_argument("--results", required=True, help="JSON file for the figures")
     parser.add_argument("--families", default=",".join(DEFAULT_FAMILIES), help="VARSuite families (comma list)")
     parser.add_argument("--meta-n-boot", type=int, default=1000, help="bootstrap replicates per AUC interval")
     parser.add_argument("--threads", type=int, default=1)
-    add_run_arguments(parser)
-    parser.set_defaults(method="rev,larev,rora,las,rq")
-    args = parser.parse_args(argv)
+    args, run_flags = parser.parse_known_args(argv)
+    if not any(flag == "--method" or flag.startswith("--method=") for flag in run_flags):
+        run_flags = ["--method", "rev,larev,rora,las,rq", *run_flags]
+    run_args = build_parser().parse_args(["run", "--output-dir", args.output_dir, *run_flags])  # larev-hf run's parser
     torch.set_num_threads(args.threads)
 
     start = time.perf_counter()
-    run = Run(config_from_args(args), args.output_dir)
+    run = Run(config_from_args(run_args), args.output_dir)
     run.execute()
     trained = time.perf_counter()
     meta = MetaEvaluation(run, MetaSettings(families=args.families.split(","), n_boot=args.meta_n_boot))

@@ -469,7 +469,7 @@ def script_parser(script: str) -> ScriptParser:
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source)
     known = "parse_known_args" in source
-    forwards = known and "from larev_hf.cli import main" in source
+    forwards = known and ("from larev_hf.cli import main" in source or "from larev_hf.cli import build_parser" in source)
     hf = _hf_argument_parser(tree, path)
     if hf is not None:
         hf.prog = script

@@ -190,9 +190,14 @@ def test_until_must_name_a_stage_of_the_run(tmp_path, capsys):
 def test_phi_la_settings_may_change_until_a_phi_la_exists(tmp_path):
     from larev_hf.io import write_json
 
-    run = Run(RunConfig(method="all", lambda_irm=0.5), tmp_path, progress=False)
-    run.check_config()
-    Run(RunConfig(method="all", lambda_irm=0.1), tmp_path, progress=False).check_config()  # nothing trained yet
+    def checked(config: RunConfig) -> Run:
+        run = Run(config, tmp_path, progress=False)
+        run.check_config()
+        run.runner.save_pending_settings()  # what the runner does once a stage has finished
+        return run
+
+    checked(RunConfig(method="all", lambda_irm=0.5))
+    checked(RunConfig(method="all", lambda_irm=0.1))  # nothing trained yet
     write_json(tmp_path / "stages" / "phi_la.done", {"seconds": 1.0})
     with pytest.raises(ValueError, match="different settings \\(lambda_irm\\)"):
         Run(RunConfig(method="all", lambda_irm=0.3), tmp_path, progress=False).check_config()
