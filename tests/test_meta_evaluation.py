@@ -207,3 +207,21 @@ def test_bundles_give_the_run_path_scores(meta_dir: Path, tiny_run: Path, tiny_b
     assert set(from_bundle) == {key for key in from_run if key[0] in FAMILIES}
     for key, value in from_bundle.items():
         assert value == pytest.approx(from_run[key], abs=1e-4), key
+
+
+def test_drift_by_a_text2text_model_loaded_by_path(tiny_run: Path, tmp_path: Path) -> None:
+    """--drift-model loads an HF seq2seq by name or path and keeps only its exact one-negation edits (a random-weight
+    model's outputs never are, so every row falls back to the rule; all rows are valid drifts either way)."""
+    from larev_hf.meta import is_negation_edit
+    from larev_hf.modeling import build_model, build_tokenizer
+
+    tokenizer = build_tokenizer("t5-tiny", ["the dog is not running in the park ."] * 4)
+    build_model("t5-tiny", tokenizer, seed=0).save_pretrained(tmp_path / "editor")
+    tokenizer.save_pretrained(tmp_path / "editor")
+    report = meta_evaluate(tiny_run, tmp_path / "meta", progress=False, families=["gold", "drift"], methods=["length"],
+                           drift_model=str(tmp_path / "editor"), n_boot=10)
+    assert list(report["families"]) == ["gold", "drift", "drift_model"] and report["families"]["drift_model"]["letter"] == "E"
+    gold = {r["id"]: r["rationale"] for _, r in read_jsonl(tmp_path / "meta" / "suite.jsonl") if r["family"] == "gold"}
+    rows = [r for _, r in read_jsonl(tmp_path / "meta" / "suite.jsonl") if r["family"] == "drift_model"]
+    assert rows and all(is_negation_edit(gold[r["id"]], r["rationale"]) for r in rows)
+    assert all(r["template_id"] != "drift:editor" for r in rows)  # garbage model output rejected, rule used

@@ -38,7 +38,10 @@ from larev_hf.meta.suite import (
     FAMILIES,
     FAMILY_LETTERS,
     build_suite_with_skips,
+    drift_family,
+    hf_negation_editor,
     load_user_family,
+    register_family,
 )
 from larev_hf.methods import get_method, method_names
 from larev_hf.methods.settings import comma_list, help_field
@@ -63,6 +66,9 @@ class MetaSettings:
     methods: list[str] = help_field(
         [], "methods to score (default: the run's methods and every metric baseline whose models are trained)",
         type=comma_list, report_only=True)
+    drift_model: str | None = help_field(
+        None, "also build family 'drift_model': negation edits by this HF text2text model (Hub name or path), "
+        "kept where they are exactly one negation edit, else the rule's")
     split: str = help_field("test", "the run's split the suite is built from", choices=META_SPLITS)
     seed: int | None = help_field(None, "seed of the suite's template draws (default: the run's seed)")
     max_examples: int | None = help_field(None, "only the split's first N examples")
@@ -107,6 +113,7 @@ class MetaEvaluation:
     @property
     def families(self) -> list[str]:
         names = [REFERENCE, *(f for f in self.settings.families if f != REFERENCE)]
+        names += ["drift_model"] if self.settings.drift_model else []
         return names + [name for name in self.settings.user_family_paths() if name not in names]
 
     def methods(self) -> list[str]:
@@ -149,6 +156,8 @@ class MetaEvaluation:
         records = self.records()
         for name, path in self.settings.user_family_paths().items():
             load_user_family(path, name, records=records)
+        if self.settings.drift_model:
+            register_family("drift_model", drift_family(hf_negation_editor(self.settings.drift_model)), overwrite=True)
         builder = baseline_builder_from_spec(self.run.config.baseline_builder, self.seed)
         rows, skipped = build_suite_with_skips(records, self.families, seed=self.seed, baseline_builder=builder)
         write_jsonl(self.dir / "suite.jsonl", rows)

@@ -45,7 +45,7 @@ FamilyFn = Callable[[Mapping[str, Any], np.random.Generator, Sequence[str]], "di
 ``template_id``, ``label_used``, extra keys) or ``None`` to skip the example."""
 
 #: Family name → VARIF §4 letter.
-FAMILY_LETTERS: dict[str, str] = {"vacuous": "A", "leak": "B", "circular": "C", "pseudo_specific": "D",
+FAMILY_LETTERS: dict[str, str] = {"vacuous": "A", "leak": "B", "circular": "C", "pseudo_specific": "D", "drift_model": "E",
                                   "drift": "E", "label_swap": "F"}
 #: Families built when ``build_suite(families=None)``, in row order.
 DEFAULT_FAMILIES: tuple[str, ...] = ("gold", "gold_leaky", "vacuous", "leak", "circular", "pseudo_specific",
@@ -257,6 +257,32 @@ def drift_family(editor: Callable[[str, np.random.Generator], str | None] | None
         return {"template_id": f"drift:{op}", "rationale": edited}
 
     return drift
+
+
+def hf_negation_editor(model_name_or_path: str, prompt: str = "Negate the main claim of this sentence: {rationale}",
+                       max_new_tokens: int = 96, device: str | None = None) -> Callable[[str, np.random.Generator], str]:
+    """An ``editor`` for :func:`drift_family` from an HF text2text model, by Hub name (e.g. ``"google/flan-t5-large"``)
+    or local path: greedy decoding of ``prompt`` (deterministic, so the suite stays byte-identical for a seed).
+
+    VARIF §4 (E) allows "an LLM minimal edit"; the output is used only when :func:`is_negation_edit` accepts it, so a
+    model that rewrites more than one negation falls back to the rule-based edit (``template_id`` says which).
+    """
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_name_or_path)
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_name_or_path).eval()
+    if device is not None:
+        model.to(device)
+
+    def editor(gold: str, rng: np.random.Generator) -> str:
+        import torch
+
+        inputs = tokenizer(prompt.format(rationale=gold), return_tensors="pt", truncation=True).to(model.device)
+        with torch.no_grad():
+            output = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False)
+        return tokenizer.decode(output[0], skip_special_tokens=True).strip()
+
+    return editor
 
 
 for _name, _fn in (("gold", _gold), ("gold_leaky", _gold_leaky), ("vacuous", template_family("vacuous")),
