@@ -365,8 +365,12 @@ def plot_meta_heatmap(report: dict[str, Any], path: str | os.PathLike) -> None:
             if not np.isnan(grid[i, j]):
                 ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8,
                         color="white" if abs(grid[i, j] - 0.5) > 0.3 else "black")
+    kinds = [entry["kind"] for entry in methods.values()]
+    if "baseline" in kinds and kinds.index("baseline") > 0:  # a rule between the learned metrics and the baselines
+        ax.axhline(kinds.index("baseline") - 0.5, color="black", linewidth=2)
     ax.set_xticks(range(len(families)), [_family_title(report, f) for f in families], rotation=30, ha="right")
-    ax.set_yticks(range(len(methods)), [entry["title"] for entry in methods.values()])
+    ax.set_yticks(range(len(methods)), [entry["title"] + (" (baseline)" if entry["kind"] == "baseline" else "")
+                                        for entry in methods.values()])
     ax.set_title(f"AUC of gold vs family: {report['dataset']} ({report['split']}, n = {report['n_examples']})")
     fig.colorbar(image, ax=ax, label="AUC (0.5 = chance)")
     fig.tight_layout()
