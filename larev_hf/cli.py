@@ -147,7 +147,8 @@ def _meta(args: argparse.Namespace, progress: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    offline = detect_offline()
+    words = sys.argv[1:] if argv is None else argv
+    offline = False if {"-h", "--help"} & set(words) else detect_offline()  # help never reaches the Hub
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     once = OnceFilter()
