@@ -32,6 +32,9 @@ def detect_offline(host: str = "huggingface.co", timeout: float = 2.0) -> bool:
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
         os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
         return True
+    if any(os.environ.get(name) for name in ("HF_ENDPOINT", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
+                                             "ALL_PROXY", "all_proxy")):
+        return False  # a mirror or a proxy: a direct probe of huggingface.co says nothing about reachability
     import socket
 
     reached: list[bool] = []
@@ -111,10 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
 def _export(args: argparse.Namespace) -> int:
     """``larev-hf export``: bundle a run's evaluators, optionally push them; prints where they went."""
     from larev_hf.hub import EvaluatorBundle
+    from larev_hf.runner import StageRunner
 
-    bundle = EvaluatorBundle.from_run(args.run_dir, args.method)
     try:
-        path = bundle.save_pretrained(args.output_dir, repo_id=args.push_to_hub)
+        with StageRunner(args.run_dir).lock():  # no run retrains the models while they are copied
+            bundle = EvaluatorBundle.from_run(args.run_dir, args.method)
+            path = bundle.save_pretrained(args.output_dir, repo_id=args.push_to_hub)
     except (FileExistsError, NotADirectoryError) as error:
         print(f"larev-hf: error: {error}", file=sys.stderr)
         return 2
@@ -189,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:  # a write the machine refused: one line naming the path, not a traceback
         if args.debug or os.environ.get(DEBUG_ENV) or error.errno not in WRITE_ERRORS:
             raise
-        print(f"larev-hf: error: cannot write {error.filename or 'a file'}: {error.strerror} (nothing half-written is "
-              "kept; free space or fix permissions, then rerun to resume)", file=sys.stderr)
+        print(f"larev-hf: error: cannot access {error.filename or 'a file'}: {error.strerror} (nothing half-written "
+              "is kept; free space or fix permissions, then rerun to resume)", file=sys.stderr)
         return 2
     print(dumps_summary(report))
     print(f"report: {args.output_dir}/report.md  ({time.perf_counter() - start:.0f} s)")

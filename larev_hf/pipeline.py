@@ -178,9 +178,27 @@ class Run:
 
     def data_inputs(self) -> dict[str, str | None]:
         """What the ``data`` stage reads: the SHA-256 of each split's local file (``None``: Hub or generated data,
-        identified by the settings). A change reruns ``data`` and every later stage (:class:`StageRunner`)."""
-        files = source_files(self.config.dataset, self.config.data_dir, SPLITS)
+        identified by the settings). A change reruns ``data`` and every later stage (:class:`StageRunner`). If the
+        files are gone but the run has read them, the recorded inputs stand (``data/*.jsonl`` holds all it needs)."""
+        try:
+            files = source_files(self.config.dataset, self.config.data_dir, SPLITS)
+        except DataError:
+            recorded = self.runner.recorded_inputs("data")
+            if recorded is None:
+                raise
+            logger.warning("%s: the data files are no longer there; resuming with the data this run already read",
+                           self.config.data_dir)
+            return recorded
         return {split: file_fingerprint(path) if path is not None else None for split, path in files.items()}
+
+    def drop_training_checkpoints(self, stages: list[str]) -> None:
+        """After an input changed: remove the epoch checkpoints of unfinished trainings (``models/*.checkpoints``),
+        which were made from the old inputs and would otherwise be resumed."""
+        import shutil
+
+        for path in self.path("models").glob("*.checkpoints"):
+            logger.warning("%s: removed, it was trained on the earlier inputs", path)
+            shutil.rmtree(path, ignore_errors=True)
 
     def validate(self) -> dict[str, str | None]:
         """Everything that can be checked in seconds before a stage starts: the backbone resolves, every split's
@@ -195,7 +213,8 @@ class Run:
         data_inputs = self.validate()
         with self.runner.lock():
             self.check_config()
-            if not self.runner.run(stages, until=until, inputs={"data": data_inputs}):
+            if not self.runner.run(stages, until=until, inputs={"data": data_inputs},
+                                   on_invalidate=self.drop_training_checkpoints):
                 return {"dataset": self.config.dataset, "split": "test", "n_examples": 0, "methods": {}, "until": until}
         return read_json(self.path("report.json"))
 
@@ -214,11 +233,11 @@ class Run:
         else:
             dataset = load_examples(cfg.dataset, source, split, seed=cfg.seed, **cfg.loader_options)
         records = add_variants(add_baselines(dataset, builder)).to_list()
-        with self.runner.lock():
+        with self.runner.lock():  # outputs written under the lock too: they may sit inside the run directory
             summary, rows = self.score_records(records, cfg.methods)
-        output_dir = Path(output_dir)
-        write_jsonl(output_dir / "scores.jsonl", rows)
-        return self.write_report(summary, split, len(records), output_dir)
+            output_dir = Path(output_dir)
+            write_jsonl(output_dir / "scores.jsonl", rows)
+            return self.write_report(summary, split, len(records), output_dir)
 
     @classmethod
     def load(cls, run_dir: str | os.PathLike, progress: bool = True) -> Run:

@@ -82,9 +82,10 @@ class StageRunner:
     def is_done(self, stage: str) -> bool:
         return self.marker(stage).is_file()
 
-    def run_stage(self, stage: str, function: Callable[[], None], stage_fingerprint: str | None = None) -> None:
+    def run_stage(self, stage: str, function: Callable[[], None], stage_fingerprint: str | None = None,
+                  stage_inputs: Any = None) -> None:
         """Run ``function`` unless the stage's marker exists (with ``stage_fingerprint``, when given); record its wall
-        time, environment and fingerprint."""
+        time, environment, fingerprint and external inputs (so a later run can still resume without them)."""
         if self.is_done(stage):
             recorded = read_json(self.marker(stage)).get("fingerprint")
             if stage_fingerprint is None or recorded in (None, stage_fingerprint):  # markers before fingerprints: kept
@@ -97,8 +98,10 @@ class StageRunner:
         content = {"seconds": self.timings[stage], **compute_environment()}
         if stage_fingerprint is not None:
             content["fingerprint"] = stage_fingerprint
+        if stage_inputs is not None:
+            content["inputs"] = stage_inputs
+        self.save_pending_settings()  # before the marker: a crash between the two must not strand the settings
         write_json(self.marker(stage), content)
-        self.save_pending_settings()
 
     @staticmethod
     def check_until(names: list[str], until: str | None) -> None:
@@ -106,47 +109,70 @@ class StageRunner:
         if until is not None and until not in names:
             raise ValueError(f"--until {until!r} is not a stage of this run; its stages are {names}")
 
-    def fingerprints(self, names: list[str], inputs: Mapping[str, Any] | None = None) -> dict[str, str]:
-        """Each stage's fingerprint: its name and the external inputs of itself and every stage before it that has
-        some (``inputs[name]``). Only stages with external inputs enter the chain, so adding a method's stages to a
-        run leaves the fingerprints of the stages already trained unchanged."""
-        chain, out = "", {}
+    def fingerprints(self, names: list[str], inputs: Mapping[str, Any] | None = None,
+                     independent: Iterable[str] = ()) -> dict[str, str]:
+        """Each stage's fingerprint: its name and the external inputs (``inputs[name]``) of itself and of every earlier
+        stage that has some. Only stages with external inputs enter the chain, so adding a method's stages to a run
+        leaves the fingerprints of the stages already trained unchanged; an ``independent`` stage's inputs affect its
+        own fingerprint only (a meta score stage: one method's models)."""
+        chain, out, independent = "", {}, set(independent)
         for name in names:
+            if inputs and name in inputs and name in independent:
+                out[name] = fingerprint(chain, name, inputs[name])
+                continue
             if inputs and name in inputs:
                 chain = fingerprint(chain, name, inputs[name])
             out[name] = fingerprint(chain, name)
         return out
 
-    def invalidate_changed(self, names: list[str], fingerprints: Mapping[str, str]) -> list[str]:
-        """Delete the markers of the first stage whose recorded fingerprint differs and of every stage after it;
-        returns the stages invalidated (logged once, naming the first)."""
+    def recorded_inputs(self, stage: str) -> Any:
+        """The external inputs a finished stage recorded (``None`` if it recorded none)."""
+        return read_json(self.marker(stage)).get("inputs") if self.is_done(stage) else None
+
+    def invalidate_changed(self, names: list[str], fingerprints: Mapping[str, str],
+                           independent: Iterable[str] = ()) -> list[str]:
+        """Delete the markers of stages whose inputs changed since they ran (one log line each): an ``independent``
+        stage alone; any other, with every marker after it — and every marker of a stage this run does not list,
+        which may depend on it too (e.g. a method dropped from ``--method``). Returns the stages invalidated."""
+        independent, stale = set(independent), []
         for k, name in enumerate(names):
             if not self.is_done(name):
                 continue
             recorded = read_json(self.marker(name)).get("fingerprint")
-            if recorded is not None and recorded != fingerprints[name]:
-                stale = [later for later in names[k:] if self.is_done(later)]
-                logger.warning("stage %s: its inputs changed since it ran; rerunning it and %d later stage(s)",
-                               name, len(stale) - 1)
-                for later in stale:
-                    self.marker(later).unlink()
-                return stale
-        return []
+            if recorded is None or recorded == fingerprints[name]:
+                continue
+            if name in independent:
+                logger.warning("stage %s: its inputs changed since it ran; rerunning it", name)
+                self.marker(name).unlink()
+                stale.append(name)
+                continue
+            later = [n for n in names[k:] if self.is_done(n)]
+            unlisted = [p.stem for p in sorted((self.dir / "stages").glob("*.done")) if p.stem not in names]
+            logger.warning("stage %s: its inputs changed since it ran; rerunning it and %d later stage(s)",
+                           name, len(later) + len(unlisted) - 1)
+            for gone in later + unlisted:
+                self.marker(gone).unlink()
+            return stale + later + unlisted
+        return stale
 
     def run(self, stages: Iterable[tuple[str, Callable[[], None]]], until: str | None = None,
-            inputs: Mapping[str, Any] | None = None) -> bool:
+            inputs: Mapping[str, Any] | None = None, independent: Iterable[str] = (),
+            on_invalidate: Callable[[list[str]], None] | None = None) -> bool:
         """Run (or resume) ``stages`` in order, stopping after ``until``; returns whether every stage ran.
 
         ``inputs`` maps a stage name to a description of its external inputs (e.g. data file hashes); a change
-        reruns that stage and every later one."""
+        reruns that stage and every later one (an ``independent`` stage: itself only). ``on_invalidate(stages)`` is
+        called with the invalidated stages before anything reruns (the run drops their training checkpoints)."""
         stages = list(stages)
         names = [name for name, _ in stages]
         self.check_until(names, until)
-        prints = self.fingerprints(names, inputs)
-        self.invalidate_changed(names, prints)
+        prints = self.fingerprints(names, inputs, independent)
+        stale = self.invalidate_changed(names, prints, independent)
+        if stale and on_invalidate is not None:
+            on_invalidate(stale)
         for k, (name, function) in enumerate(stages, start=1):
             logger.info("[%d/%d] %s", k, len(stages), name)
-            self.run_stage(name, function, prints[name])
+            self.run_stage(name, function, prints[name], (inputs or {}).get(name))
             if name in self.timings:
                 logger.info("[%d/%d] %s: done in %.1f s", k, len(stages), name, self.timings[name])
             if name == until:
@@ -166,17 +192,22 @@ class StageRunner:
             except FileExistsError:
                 try:
                     holder = int(path.read_text().strip() or 0)
+                    age = time.time() - path.stat().st_mtime
                 except (OSError, ValueError):
-                    holder = 0
-                if holder and holder != os.getpid() and _pid_alive(holder):
-                    raise DirectoryLockedError(f"{self.dir} is in use by process {holder} (a run, evaluate or meta "
-                                               f"on it); wait for it to finish, or remove {path} if it is not running") from None
+                    holder, age = 0, 0.0
+                # an empty lock younger than a minute is another process between creating it and writing its PID
+                if (holder == 0 and age < 60) or (holder == os.getpid()) or (holder and _pid_alive(holder)):
+                    raise DirectoryLockedError(f"{self.dir} is in use by process {holder or '(starting)'} (a run, "
+                                               f"evaluate, meta or export on it); wait for it to finish, or remove "
+                                               f"{path} if it is not running") from None
                 logger.warning("%s: taking over the lock of process %s, which is no longer running", self.dir, holder)
                 path.unlink(missing_ok=True)
                 continue
             with os.fdopen(fd, "w") as handle:
                 handle.write(str(os.getpid()))
             break
+        else:  # another process took the stale lock between our two attempts
+            raise DirectoryLockedError(f"{self.dir} is being taken by another process; try again when it has finished")
         self.remove_stale_temporaries()
         try:
             yield

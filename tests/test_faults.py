@@ -85,7 +85,7 @@ def test_a_refused_write_is_one_line_and_leaves_no_half_file(tmp_path: Path) -> 
     refused = cli(run_dir, limit_bytes=200_000)  # data and tokenizer fit; the first model does not
     assert refused.returncode == 2, refused.stderr[-2000:]
     lines = refused.stderr.strip().splitlines()
-    assert len(lines) == 1 and "cannot write" in lines[0] and "File too large" in lines[0]
+    assert len(lines) == 1 and "cannot access" in lines[0] and "File too large" in lines[0]
     assert (run_dir / "stages" / "tokenizer.done").is_file() and not (run_dir / "stages" / "phi_base.done").exists()
     assert not (run_dir / "models" / "phi_base").exists()  # no half model where a finished one is expected
     assert cli(run_dir).returncode == 0  # with room again, the same command resumes and finishes

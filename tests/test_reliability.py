@@ -63,6 +63,44 @@ def test_changed_data_reruns_data_and_every_later_stage(data_dir: Path, tmp_path
     assert "stage data: done earlier, skipped" in caplog.text
 
 
+def test_changed_data_also_drops_checkpoints_and_stages_this_run_does_not_list(data_dir: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    Run(config(data_dir), run_dir, progress=False).execute(until="tokenizer")
+    # an interrupted training's epoch checkpoint, and a stage of a method this rerun does not name
+    (run_dir / "models" / "phi.checkpoints" / "checkpoint-3").mkdir(parents=True)
+    (run_dir / "stages" / "simulators.done").write_text(
+        json.dumps({"seconds": 1.0, "fingerprint": read_json(run_dir / "stages" / "tokenizer.done")["fingerprint"]}))
+    write_split(data_dir / "train.jsonl", 9)
+    Run(config(data_dir), run_dir, progress=False).execute(until="data")
+    assert not (run_dir / "models" / "phi.checkpoints").exists()  # trained on the old data: never resumed
+    assert not (run_dir / "stages" / "simulators.done").exists()
+
+
+def test_a_run_resumes_when_its_data_files_are_gone(data_dir: Path, tmp_path: Path, caplog) -> None:
+    run_dir = tmp_path / "run"
+    Run(config(data_dir), run_dir, progress=False).execute(until="data")
+    data_dir.rename(tmp_path / "moved")
+    with caplog.at_level("WARNING"):
+        Run(config(data_dir), run_dir, progress=False).execute(until="tokenizer")  # data/*.jsonl hold all it needs
+    assert "no longer there" in caplog.text and (run_dir / "stages" / "tokenizer.done").is_file()
+    assert len(train_ids(run_dir)) == 30
+
+
+def test_an_independent_stage_change_reruns_only_that_stage(tmp_path: Path) -> None:
+    runner = StageRunner(tmp_path)
+    names = ["suite", "score-rev", "score-larev"]
+    before = runner.fingerprints(names, {"suite": 1, "score-rev": "rev v1", "score-larev": "larev v1"},
+                                 independent=["score-rev", "score-larev"])
+    after = runner.fingerprints(names, {"suite": 1, "score-rev": "rev v2", "score-larev": "larev v1"},
+                                independent=["score-rev", "score-larev"])
+    assert before["score-rev"] != after["score-rev"] and before["score-larev"] == after["score-larev"]
+    assert before["suite"] == after["suite"]
+    for name in names:
+        runner.run_stage(name, lambda: None, before[name])
+    assert runner.invalidate_changed(names, after, independent=["score-rev", "score-larev"]) == ["score-rev"]
+    assert runner.is_done("score-larev") and runner.is_done("suite")
+
+
 def test_settings_that_do_not_touch_data_keep_the_fingerprints(data_dir: Path, tmp_path: Path) -> None:
     runner = StageRunner(tmp_path)
     inputs = {"data": {"train": "abc"}}
@@ -111,6 +149,11 @@ def test_the_lock_refuses_a_live_holder_and_takes_over_a_dead_one(tmp_path: Path
     finally:
         sleeper.kill()
         sleeper.wait()
+    (tmp_path / ".lock").write_text("")  # empty and fresh: another process between creating it and writing its PID
+    with pytest.raises(DirectoryLockedError, match="starting"):
+        with runner.lock():
+            pass
+    (tmp_path / ".lock").write_text(str(sleeper.pid))
     with caplog.at_level("WARNING"), runner.lock():  # the holder is gone: its lock is stale
         assert (tmp_path / ".lock").read_text() == str(os.getpid())
     assert "no longer running" in caplog.text and not (tmp_path / ".lock").exists()

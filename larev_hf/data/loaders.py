@@ -87,8 +87,8 @@ def _rows(source: str | os.PathLike, split: str, hub_config: str | None = None) 
     except (ConnectionError, FileNotFoundError, OSError, ValueError) as error:
         offline = os.environ.get("HF_DATASETS_OFFLINE") == "1" or os.environ.get("HF_HUB_OFFLINE") == "1"
         raise DataError(f"{source}: not a local directory or file, and the Hub data set of that name cannot be loaded"
-                        f"{' offline' if offline else ''} ({type(error).__name__}); check --data-dir (a local path "
-                        "starts with '/', './' or '~')") from error
+                        f"{' offline' if offline else ''} ({type(error).__name__}: {str(error).splitlines()[0][:200]}); "
+                        "check --data-dir (a local path starts with '/', './' or '~')") from error
     return f"{source} (Hub, split {split!r})", ((None, dict(row)) for row in hub)
 
 

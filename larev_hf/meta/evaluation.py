@@ -16,8 +16,10 @@ S(x)) are computed once; an example a family skipped is filled with its gold rat
 statistics. A family that changes the label (``label_swap``, a user family with ``label_used``) is a pass of its
 own over its rows, each row a record with its label and the baseline rebuilt for it.
 
-Resuming: ``suite`` and ``score-<method>`` are stages with markers (:class:`~larev_hf.runner.StageRunner`); adding a
-method later scores only that method; the report is rebuilt each time (seconds).
+Resuming: ``suite`` and ``score-<method>`` are stages with markers (:class:`~larev_hf.runner.StageRunner`),
+fingerprinted on what they read (the run's data and models, the user families' files); adding a method later scores
+only that method, retraining one method's models rescores only it, a changed suite rescores everything; the report is
+rebuilt each time (seconds).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from larev_hf.meta.suite import (
 from larev_hf.methods import get_method, method_names
 from larev_hf.methods.settings import comma_list, help_field
 from larev_hf.pipeline import Run, baseline_builder_from_spec
-from larev_hf.runner import StageRunner
+from larev_hf.runner import StageRunner, file_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -206,7 +208,8 @@ class MetaEvaluation:
         def markers(names: list[str]) -> list[Any]:
             return [read_json(self.run.runner.marker(name)) if self.run.is_done(name) else None for name in names]
 
-        out: dict[str, Any] = {"suite": markers(["data"])}
+        files = {name: file_fingerprint(path) for name, path in self.settings.user_family_paths().items()}
+        out: dict[str, Any] = {"suite": [markers(["data"]), files, self.settings.drift_model]}
         for name in self.methods():
             out[f"score-{name}"] = markers([stage.name for stage in get_method(name).stages(self.run.config)])
         return out
@@ -219,7 +222,8 @@ class MetaEvaluation:
             self.dir.mkdir(parents=True, exist_ok=True)
             current = {**asdict(self.settings), "seed": self.seed, "run_dir": str(self.run.dir.resolve())}
             self.runner.check_settings(current, asdict(MetaSettings()), _settings_metadata(), name="meta_config.json")
-            self.runner.run(self.stages(), inputs=self.inputs())
+            # each score stage depends on the suite and its own method's models only
+            self.runner.run(self.stages(), inputs=self.inputs(), independent=[f"score-{m}" for m in self.methods()])
             return self.write_report()
 
     # ----------------------------------------------------------------- report
