@@ -26,11 +26,11 @@ from larev_hf.data import (
     source_files,
 )
 from larev_hf.data.variants import build_variants
-from larev_hf.io import DataError, read_json, read_jsonl, write_json, write_jsonl
+from larev_hf.io import DataError, file_sha256, read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods import Stage, get_method
 from larev_hf.modeling import build_model, build_tokenizer, check_backbone, is_preset, load_evaluator
 from larev_hf.report import separation_title, write_report
-from larev_hf.runner import StageRunner, file_fingerprint
+from larev_hf.runner import StageRunner
 from larev_hf.scores import VARIANTS
 from larev_hf.training import train_on_records
 
@@ -189,7 +189,7 @@ class Run:
             logger.warning("%s: the data files are no longer there; resuming with the data this run already read",
                            self.config.data_dir)
             return recorded
-        return {split: file_fingerprint(path) if path is not None else None for split, path in files.items()}
+        return {split: file_sha256(path) if path is not None else None for split, path in files.items()}
 
     def drop_training_checkpoints(self, stages: list[str]) -> None:
         """After an input changed: remove the epoch checkpoints of unfinished trainings (``models/*.checkpoints``),

@@ -73,21 +73,32 @@ def _separation_cell(entry: dict[str, Any], key: str) -> str:
 
 def _separation_table(methods: dict[str, Any]) -> str:
     keys = _union(methods.values(), "separations")
-    return _table(["Method"] + [separation_title(k) for k in keys],
+    return markdown_table(["Method"] + [separation_title(k) for k in keys],
                   [[name.upper()] + [_separation_cell(e, k) for k in keys] for name, e in methods.items()])
 
 
 def _absolute_table(methods: dict[str, Any]) -> str:
     variants = _union(methods.values(), "absolute")
-    return _table(["Method"] + [variant_title(v) for v in variants],
+    return markdown_table(["Method"] + [variant_title(v) for v in variants],
                   [[name.upper()] + [_fmt(e["absolute"][v]) if v in e["absolute"] else "" for v in variants]
                    for name, e in methods.items()])
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table (the run report and the meta report both use it)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+
+def save_figure(fig: Any, path: str | os.PathLike) -> None:
+    """Write a matplotlib figure as PNG atomically and close it."""
+    import matplotlib.pyplot as plt
+
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
 
 
 #: Where a reader of report.md learns to read it.
@@ -153,7 +164,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     if with_wins:
         out += ["", "## Share of examples where Gold scores higher than the variant", ""]
         degraded = _union(with_wins.values(), "win_rate")
-        out.append(_table(["Method"] + [variant_title(v) for v in degraded],
+        out.append(markdown_table(["Method"] + [variant_title(v) for v in degraded],
                           [[name.upper()] + [f"{100 * e['win_rate'][v]:.1f}%" if v in e["win_rate"] else "" for v in degraded]
                            for name, e in with_wins.items()]))
     if simulated:
@@ -165,13 +176,13 @@ def render_markdown(report: dict[str, Any]) -> str:
         for name, entry in simulated.items():
             if "groups" in entry:
                 out += ["", f"### {name.upper()} by leakage group (leaking: the simulator given the rationale alone is right)", ""]
-                out.append(_table(["Variant", "Leaking n", "Leaking Δacc", "Non-leaking n", "Non-leaking Δacc", name.upper()],
+                out.append(markdown_table(["Variant", "Leaking n", "Leaking Δacc", "Non-leaking n", "Non-leaking Δacc", name.upper()],
                                   [[variant_title(v), str(g["n_leaking"]), _fmt(g["leaking"]), str(g["n_nonleaking"]),
                                     _fmt(g["nonleaking"]), _fmt(g["las"])] for v, g in entry["groups"].items()]))
     if baselines:
         out += ["", "## Metric baselines (VARIF §5; each in its own unit, higher = the better rationale to a naive "
                 "reader)", ""]
-        out.append(_table(["Baseline", "Unit"], [[name.upper(), str(e.get("unit", ""))] for name, e in baselines.items()]))
+        out.append(markdown_table(["Baseline", "Unit"], [[name.upper(), str(e.get("unit", ""))] for name, e in baselines.items()]))
         out += [""]
         out.append(_absolute_table(baselines))
         out += ["", "### Gold − variant separations, mean [95% bootstrap interval]", ""]
@@ -179,19 +190,19 @@ def render_markdown(report: dict[str, Any]) -> str:
     if report.get("accuracy"):
         out += ["", "## Evaluator accuracy on the test split (%; thesis table 5.7)", ""]
         columns = sorted({key for values in report["accuracy"].values() for key in values}, key=_accuracy_order)
-        out.append(_table(["Model"] + [variant_title(c) if c != "baseline" else c for c in columns],
+        out.append(markdown_table(["Model"] + [variant_title(c) if c != "baseline" else c for c in columns],
                           [[model] + [f"{100 * values[c]:.2f}" if c in values else "" for c in columns]
                            for model, values in report["accuracy"].items()]))
     if report.get("ablations"):
         out += ["", "## Ablations (thesis table 5.6)", ""]
         keys = _union(report["ablations"].values(), "separations")
-        out.append(_table(["Setting", "λ_IRM", "λ_probe"] + [separation_title(k) for k in keys],
+        out.append(markdown_table(["Setting", "λ_IRM", "λ_probe"] + [separation_title(k) for k in keys],
                           [[name, str(a.get("lambda_irm", "n/a")), str(a.get("lambda_probe", "n/a"))]
                            + [_fmt(a["separations"].get(k)) for k in keys] for name, a in report["ablations"].items()]))
     if report.get("timings"):
         out += ["", "## Wall time per stage (s)", ""]
         rows = [[k, f"{v:.1f}"] for k, v in report["timings"].items()]
-        out.append(_table(["Stage (pipeline order)", "Seconds"],
+        out.append(markdown_table(["Stage (pipeline order)", "Seconds"],
                           rows + [["**total**", f"{sum(report['timings'].values()):.1f}"]]))
     return "\n".join(out) + "\n"
 
@@ -238,9 +249,7 @@ def plot_separations(report: dict[str, Any], path: str | os.PathLike) -> None:
     if methods:
         ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png")
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def write_report(report: dict[str, Any], output_dir: str | os.PathLike) -> dict[str, Path]:

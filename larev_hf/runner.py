@@ -47,15 +47,6 @@ def fingerprint(*parts: Any) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
-def file_fingerprint(path: str | os.PathLike) -> str:
-    """SHA-256 of a file's bytes (read in 1 MiB blocks)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import uuid
@@ -10,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from larev_hf import __version__
-from larev_hf.io import read_jsonl
+from larev_hf.io import file_sha256, read_jsonl
 
 
 def _looks_like_path(text: str) -> bool:
@@ -63,11 +62,7 @@ def checksums(sources: Mapping[str, Path]) -> dict[str, str]:
     sums = {}
     for name, source in sorted(sources.items()):
         for path in sorted(p for p in Path(source).rglob("*") if p.is_file()):
-            digest = hashlib.sha256()
-            with path.open("rb") as handle:
-                for chunk in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(chunk)
-            sums[f"{name}/{path.relative_to(source).as_posix()}"] = digest.hexdigest()
+            sums[f"{name}/{path.relative_to(source).as_posix()}"] = file_sha256(path)
     return sums
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl, write_text
+from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
 from larev_hf.meta.stats import EXPECTED_ORDER, NOT_WORSE_THAN_GOLD, summarize_method
 from larev_hf.meta.suite import (
     DEFAULT_FAMILIES,
@@ -48,7 +48,8 @@ from larev_hf.meta.suite import (
 from larev_hf.methods import get_method, method_names
 from larev_hf.methods.settings import comma_list, help_field
 from larev_hf.pipeline import Run, baseline_builder_from_spec
-from larev_hf.runner import StageRunner, file_fingerprint
+from larev_hf.report import markdown_table, save_figure, variant_title
+from larev_hf.runner import StageRunner
 
 logger = logging.getLogger(__name__)
 
@@ -184,15 +185,13 @@ class MetaEvaluation:
             scores = method.pointwise(self.run, records, variants, self._shared.setdefault("", {}))
             index = {record["id"]: i for i, record in enumerate(records)}
             for family in same_label:
-                out += [{"id": row["id"], "family": family, "score": float(scores[family][index[row["id"]]])}
-                        for row in by_family[family]]
+                out += scored_rows(by_family[family], [scores[family][index[row["id"]]] for row in by_family[family]])
         for family, family_rows in by_family.items():
             if family in same_label:
                 continue
             scores = method.pointwise(self.run, family_rows, {family: [r["rationale"] for r in family_rows]},
                                       self._shared.setdefault(family, {}))
-            out += [{"id": row["id"], "family": family, "score": float(value)}
-                    for row, value in zip(family_rows, scores[family], strict=True)]
+            out += scored_rows(family_rows, scores[family])
         return out
 
     def stages(self) -> list[tuple[str, Any]]:
@@ -208,7 +207,7 @@ class MetaEvaluation:
         def markers(names: list[str]) -> list[Any]:
             return [read_json(self.run.runner.marker(name)) if self.run.is_done(name) else None for name in names]
 
-        files = {name: file_fingerprint(path) for name, path in self.settings.user_family_paths().items()}
+        files = {name: file_sha256(path) for name, path in self.settings.user_family_paths().items()}
         out: dict[str, Any] = {"suite": [markers(["data"]), files, self.settings.drift_model]}
         for name in self.methods():
             out[f"score-{name}"] = markers([stage.name for stage in get_method(name).stages(self.run.config)])
@@ -237,6 +236,12 @@ class MetaEvaluation:
                                  {stage: content["seconds"] for stage, content in markers.items()}, self.families)
         write_meta_report(report, self.dir)
         return report
+
+
+def scored_rows(rows: Sequence[Mapping[str, Any]], scores: Sequence[float]) -> list[dict[str, Any]]:
+    """``{id, family, score}`` per suite row: what ``scores/<method>.jsonl`` holds and :func:`meta_summary` reads."""
+    return [{"id": row["id"], "family": row["family"], "score": float(value)}
+            for row, value in zip(rows, scores, strict=True)]
 
 
 def meta_summary(name: str, scored_rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, seed: int = 0,
@@ -274,15 +279,10 @@ def _cell(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
-
-
 def _family_title(report: dict[str, Any], family: str) -> str:
+    """``B Leak``: the VARIF §4 letter, then the name as the run report writes variants."""
     letter = report["families"].get(family, {}).get("letter")
-    title = "-".join(part.capitalize() for part in family.split("_"))
-    return f"{letter} {title}" if letter else title
+    return f"{letter} {variant_title(family)}" if letter else variant_title(family)
 
 
 def baseline_failures(report: dict[str, Any]) -> dict[str, list[str]]:
@@ -316,7 +316,7 @@ def render_meta_markdown(report: dict[str, Any]) -> str:
            "How to read it: `docs/meta.md`.", "",
            "## At a glance", ""]
     failures = baseline_failures(report)
-    out.append(_table(["Method", "Kind", "Worst family", "Worst AUC", "Kendall τ-b vs VARIF H5", "Not above the best "
+    out.append(markdown_table(["Method", "Kind", "Worst family", "Worst AUC", "Kendall τ-b vs VARIF H5", "Not above the best "
                        "baseline on"],
                       [[entry["title"], entry["kind"], _family_title(report, entry["worst_family"])
                         if entry["worst_family"] else "n/a", _cell(entry["worst_auc"]), _cell(entry["tau_b"]),
@@ -327,25 +327,25 @@ def render_meta_markdown(report: dict[str, Any]) -> str:
             "(which carries all of gold's information). τ-b: the family means' order against "
             + " > ".join("{" + ", ".join(tier) + "}" for tier in report["expected_order"]) + ".", "",
             "## AUC of gold against each family [95% bootstrap interval]", ""]
-    out.append(_table(["Method", *titles],
+    out.append(markdown_table(["Method", *titles],
                       [[entry["title"], *(f"{_cell(s['auc'])} [{_cell(s['ci95'][0])}, {_cell(s['ci95'][1])}]"
                                           if s["auc"] is not None else "n/a"
                                           for s in (entry["families"][f] for f in families))]
                        for entry in methods.values()]))
     out += ["", "## Paired gold-win rate (share of examples whose gold rationale scores higher; a tie counts ½)", ""]
-    out.append(_table(["Method", *titles], [[entry["title"], *(_cell(entry["families"][f]["win_rate"]) for f in families)]
+    out.append(markdown_table(["Method", *titles], [[entry["title"], *(_cell(entry["families"][f]["win_rate"]) for f in families)]
                                             for entry in methods.values()]))
     out += ["", "## Mean separation, gold − family (the metric's own unit)", ""]
-    out.append(_table(["Method", "Unit", *titles],
+    out.append(markdown_table(["Method", "Unit", *titles],
                       [[entry["title"], entry["unit"], *(_cell(entry["families"][f]["mean_separation"]) for f in families)]
                        for entry in methods.values()]))
     out += ["", "## Families", ""]
-    out.append(_table(["Family", "VARIF §4", "Rows", "Examples skipped"],
+    out.append(markdown_table(["Family", "VARIF §4", "Rows", "Examples skipped"],
                       [[family, info["letter"] or "", str(info["n_rows"]), str(info["n_skipped"])]
                        for family, info in report["families"].items()]))
     if report.get("timings"):
         out += ["", "## Wall time per stage (s)", ""]
-        out.append(_table(["Stage", "Seconds"], [[k, f"{v:.1f}"] for k, v in report["timings"].items()]))
+        out.append(markdown_table(["Stage", "Seconds"], [[k, f"{v:.1f}"] for k, v in report["timings"].items()]))
     return "\n".join(out) + "\n"
 
 
@@ -355,8 +355,6 @@ def plot_meta_heatmap(report: dict[str, Any], path: str | os.PathLike) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from larev_hf.io import atomic_path
 
     methods = report["methods"]
     families = [f for f in report["families"] if f != REFERENCE]
@@ -378,9 +376,7 @@ def plot_meta_heatmap(report: dict[str, Any], path: str | os.PathLike) -> None:
     ax.set_title(f"AUC of gold vs family: {report['dataset']} ({report['split']}, n = {report['n_examples']})")
     fig.colorbar(image, ax=ax, label="AUC (0.5 = chance)")
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png")
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def write_meta_report(report: dict[str, Any], output_dir: str | os.PathLike) -> dict[str, Path]:
@@ -440,8 +436,7 @@ def meta_evaluate_bundles(bundles: Mapping[str, Any], records: Sequence[Mapping[
             bundle = EvaluatorBundle.from_pretrained(bundle)
         result = bundle.score([r["rationale"] for r in rows], [r["label"] for r in rows], rows,
                               batch_size=batch_size, progress=progress)
-        scored = [{"id": r["id"], "family": r["family"], "score": float(v)} for r, v in zip(rows, result.scores,
-                                                                                             strict=True)]
+        scored = scored_rows(rows, result.scores)
         write_jsonl(output_dir / "scores" / f"{key}.jsonl", scored)
         methods[key] = meta_summary(bundle.config.method, scored, n_boot=n_boot, seed=seed,
                                     title=f"{bundle.spec.title} ({key})")
@@ -450,7 +445,7 @@ def meta_evaluate_bundles(bundles: Mapping[str, Any], records: Sequence[Mapping[
         if method.stages(None):
             raise ValueError(f"baseline {name!r} needs trained models; only model-free baselines go with bundles")
         values = method.pointwise(None, rows, {"suite": [r["rationale"] for r in rows]}, {})["suite"]
-        scored = [{"id": r["id"], "family": r["family"], "score": float(v)} for r, v in zip(rows, values, strict=True)]
+        scored = scored_rows(rows, values)
         write_jsonl(output_dir / "scores" / f"{name}.jsonl", scored)
         methods[name] = meta_summary(name, scored, n_boot=n_boot, seed=seed)
     report = assemble_report(dataset, "records", rows, skipped, methods,
