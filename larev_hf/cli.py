@@ -73,7 +73,7 @@ class OnceFilter(logging.Filter):
 def build_parser() -> argparse.ArgumentParser:
     """The ``larev-hf`` parser; ``run``'s flags are generated from the settings dataclasses (:mod:`larev_hf.config`)."""
     from larev_hf.config import add_run_arguments
-    from larev_hf.meta.evaluation import MetaSettings
+    from larev_hf.meta.settings import MetaSettings
     from larev_hf.methods import exportable_methods
     from larev_hf.methods.settings import add_dataclass_arguments
 

@@ -232,3 +232,29 @@ def test_the_console_shows_stages_not_trainer_dicts(tmp_path: Path, capsys, capl
     assert "[3/6] phi_base: done in" in caplog.text and "[6/6] report-rev" in caplog.text
     logged = [json.loads(line) for line in (run_dir / "models" / "phi_base.log.jsonl").read_text().splitlines()]
     assert any("train_loss" in row for row in logged)  # the numbers are kept, in the model's log file
+
+
+HEAVY_MODULES = ("torch", "transformers", "datasets", "scipy", "sklearn", "peft", "captum")
+
+
+def test_help_and_settings_load_without_the_heavy_libraries() -> None:
+    """`larev-hf --help` and every settings dataclass import in a fresh interpreter with none of torch & co.
+    loaded (the lazy package exports of larev_hf.lazy), and a lazily exported name is the submodule's object."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from larev_hf.cli import main\n"
+        "from larev_hf.config import RunConfig\n"
+        "from larev_hf.meta import MetaSettings\n"
+        "from larev_hf.training import TrainSettings\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['run', '--help'])\n"
+        f"print(sorted(m for m in {HEAVY_MODULES!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    import larev_hf.modeling as modeling
+    from larev_hf.modeling import backbones
+
+    assert modeling.build_model is backbones.build_model and "build_model" in dir(modeling)
+    with pytest.raises(AttributeError, match="larev_hf.modeling.*no_such_name"):
+        modeling.no_such_name  # noqa: B018

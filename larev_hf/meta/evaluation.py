@@ -27,18 +27,17 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
+from larev_hf.meta.settings import DEFAULT_FAMILIES, FAMILY_LETTERS, REFERENCE, MetaSettings
 from larev_hf.meta.stats import EXPECTED_ORDER, NOT_WORSE_THAN_GOLD, summarize_method
 from larev_hf.meta.suite import (
-    DEFAULT_FAMILIES,
     FAMILIES,
-    FAMILY_LETTERS,
     build_suite_with_skips,
     drift_family,
     hf_negation_editor,
@@ -46,47 +45,11 @@ from larev_hf.meta.suite import (
     register_family,
 )
 from larev_hf.methods import get_method, method_names
-from larev_hf.methods.settings import comma_list, help_field
 from larev_hf.pipeline import Run, baseline_builder_from_spec
 from larev_hf.report import markdown_table, save_figure, variant_title
 from larev_hf.runner import StageRunner
 
 logger = logging.getLogger(__name__)
-
-REFERENCE = "gold"
-META_SPLITS = ("test", "validation")
-
-
-@dataclass
-class MetaSettings:
-    """What ``larev-hf meta`` builds and scores (VARIF §4-§6); every field is a ``--flag``."""
-
-    families: list[str] = help_field(list(DEFAULT_FAMILIES), "VARSuite families to build and score (comma list; "
-                                     "'gold' is the reference and always included)", type=comma_list)
-    user_families: list[str] = help_field(
-        [], "your own families, NAME=PATH.jsonl (rows: id, rationale, optional label_used), comma list",
-        type=comma_list, flag="--user-families")
-    methods: list[str] = help_field(
-        [], "methods to score (default: the run's methods and every metric baseline whose models are trained)",
-        type=comma_list, report_only=True)
-    drift_model: str | None = help_field(
-        None, "also build family 'drift_model': negation edits by this HF text2text model (Hub name or path), "
-        "kept where they are exactly one negation edit, else the rule's")
-    split: str = help_field("test", "the run's split the suite is built from", choices=META_SPLITS)
-    seed: int | None = help_field(None, "seed of the suite's template draws (default: the run's seed)")
-    max_examples: int | None = help_field(None, "only the split's first N examples")
-    n_boot: int = help_field(1000, "bootstrap replicates of each AUC interval", report_only=True)
-
-    def user_family_paths(self) -> dict[str, str]:
-        """``NAME=PATH`` entries → ``{name: path}``; a malformed entry raises naming it."""
-        out = {}
-        for entry in self.user_families:
-            name, sep, path = entry.partition("=")
-            if not sep or not name.strip() or not path.strip():
-                raise ValueError(f"--user-families entry {entry!r}: expected NAME=PATH.jsonl")
-            out[name.strip()] = path.strip()
-        return out
-
 
 def _settings_metadata() -> dict[str, dict[str, Any]]:
     return {f.name: dict(f.metadata) for f in fields(MetaSettings)}

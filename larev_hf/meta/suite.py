@@ -36,6 +36,7 @@ from larev_hf.data.baselines import BaselineBuilder, make_baseline_builder
 from larev_hf.data.schema import COLUMNS, validate_example
 from larev_hf.data.variants import LEAKY_TEMPLATE
 from larev_hf.io import DataError, read_jsonl, where, write_jsonl
+from larev_hf.meta.settings import DEFAULT_FAMILIES
 from larev_hf.meta.templates import _NLI_RELATION, _TRUTH, STOPWORDS, TEMPLATES
 
 logger = logging.getLogger(__name__)
@@ -44,12 +45,6 @@ FamilyFn = Callable[[Mapping[str, Any], np.random.Generator, Sequence[str]], "di
 """``(record, rng, templates for the record's task) -> row fields`` (``rationale``; optionally
 ``template_id``, ``label_used``, extra keys) or ``None`` to skip the example."""
 
-#: Family name → VARIF §4 letter.
-FAMILY_LETTERS: dict[str, str] = {"vacuous": "A", "leak": "B", "circular": "C", "pseudo_specific": "D", "drift_model": "E",
-                                  "drift": "E", "label_swap": "F"}
-#: Families built when ``build_suite(families=None)``, in row order.
-DEFAULT_FAMILIES: tuple[str, ...] = ("gold", "gold_leaky", "vacuous", "leak", "circular", "pseudo_specific",
-                                     "drift", "label_swap")
 #: Keys every suite row carries, in this order (a family's extra keys follow).
 ROW_KEYS: tuple[str, ...] = ("id", "family", "template_id", "rationale", "label_used", "gold_label", "label",
                              "task", "premise", "hypothesis", "question", "choices", "baseline")

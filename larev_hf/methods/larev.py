@@ -18,9 +18,10 @@ from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods.base import MethodResult, RunContext, Stage
 from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, cvi_variant_scores
 from larev_hf.methods.settings import help_field
-from larev_hf.modeling import build_model, get_input_format, is_preset, load_evaluator
+from larev_hf.modeling.presets import is_preset
+from larev_hf.modeling.templates import get_input_format
 from larev_hf.scores import summarize_variants
-from larev_hf.training.irm_config import PENALTY_WARMUP_RATIO
+from larev_hf.training.settings import PENALTY_WARMUP_RATIO
 
 #: Ablations of the LAREV objective (thesis table 5.6): model name → which penalties are switched off.
 ABLATIONS = {
@@ -128,6 +129,7 @@ def _environment_rows(context: RunContext) -> list[dict[str, Any]]:
 
 def _probe(context: RunContext) -> None:
     """ψ from Φ, encoder frozen, decoder trained on b̃ → y (§4.5.3-4.5.4; A.1 step 8)."""
+    from larev_hf.modeling.backbones import load_evaluator
     from larev_hf.training.leakage_aware import train_probe
 
     fmt, train = get_input_format(context.config.input_format), context.split_records("train")
@@ -143,6 +145,7 @@ def train_phi_la(name: str, context: RunContext, **overrides: Any) -> None:
     presets, which otherwise must learn to read b and r while E3 contradicts b). ``overrides`` replace the run's
     IRMProbeConfig settings; all of them are saved to ``larev_weights.json``.
     """
+    from larev_hf.modeling.backbones import build_model, load_evaluator
     from larev_hf.training.leakage_aware import environment_dataset, train_leakage_aware
 
     cfg = context.config

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from larev_hf.methods.base import Method, MethodResult, RunContext, Stage, choice_accuracy
-from larev_hf.modeling import get_input_format, predict_choices
-from larev_hf.scores import ConditionalVScorer, summarize_variants
+from larev_hf.modeling.templates import get_input_format
+from larev_hf.scores.stats import summarize_variants
 
 
 def _train_phi_base(context: RunContext) -> None:
@@ -41,6 +41,8 @@ class CVIBundleScorer:
     needs_baselines = True
 
     def __init__(self, models: Mapping[str, Any], tokenizer: Any, config: Any, batch_size: int) -> None:
+        from larev_hf.scores.cvi import ConditionalVScorer
+
         self.scorer = ConditionalVScorer(models["baseline"], models["rationale"], tokenizer, config.input_format,
                                          config.reduction, batch_size)
 
@@ -52,6 +54,9 @@ def baseline_terms(context: RunContext, records: Sequence[dict[str, Any]], share
     """log p_Φbase(y | b) per record, computed once per scoring pass and shared by every CVI method; also records
     Φ_base's accuracy in ``shared["phi_base_accuracy"]``."""
     if "log_p_baseline" not in shared:
+        from larev_hf.modeling.scoring import predict_choices
+        from larev_hf.scores.cvi import ConditionalVScorer
+
         cfg = context.config
         fmt = get_input_format(cfg.input_format)
         labels, baselines = [r["label"] for r in records], [r["baseline"] for r in records]
@@ -68,6 +73,8 @@ def baseline_terms(context: RunContext, records: Sequence[dict[str, Any]], share
 def cvi_variant_scores(context: RunContext, model_name: str, records: Sequence[dict[str, Any]],
                        variants: Mapping[str, Sequence[str]], base_log_probs: np.ndarray) -> dict[str, np.ndarray]:
     """Pointwise log p(y | r ⊕ b) − log p_Φbase(y | b) of every variant under ``models/<model_name>``."""
+    from larev_hf.scores.cvi import ConditionalVScorer
+
     cfg = context.config
     scorer = ConditionalVScorer(context.model("phi_base"), context.model(model_name), context.tokenizer(),
                                 get_input_format(cfg.input_format), cfg.reduction, cfg.eval_batch_size)
@@ -87,6 +94,8 @@ class ConditionalVMethod(Method):
                                   baseline_terms(context, records, shared))
 
     def score(self, context, records, variants, shared) -> MethodResult:
+        from larev_hf.modeling.scoring import predict_choices
+
         cfg, model_name = context.config, self.roles["rationale"]
         scores = self.pointwise(context, records, variants, shared)
         base = shared["log_p_baseline"]

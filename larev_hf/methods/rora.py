@@ -18,9 +18,9 @@ import numpy as np
 from larev_hf.io import write_json
 from larev_hf.methods.base import Method, MethodResult, RunContext, Stage, choice_accuracy
 from larev_hf.methods.settings import help_field
-from larev_hf.modeling import build_model, predict_choices, training_defaults
+from larev_hf.modeling.presets import training_defaults
 from larev_hf.scores import summarize_variants
-from larev_hf.training import TrainSettings
+from larev_hf.training.settings import TrainSettings
 
 #: Where a run with ``rora_classifier`` keeps the classifier encoder's tokenizer (Θ and Φ share it).
 CLASSIFIER_TOKENIZER = "classifier_tokenizer"
@@ -160,6 +160,7 @@ def _train_classifier(context: RunContext, name: str, counterfactuals=None, lamb
 
 def _phi(context: RunContext) -> None:
     """Φ on the union of the D^e with the per-environment IRMv1 penalty (RoRA eq. 7; the classifier variant: eq. 6)."""
+    from larev_hf.modeling.backbones import build_model
     from larev_hf.rora import counterfactual_dataset, load_counterfactuals, train_phi
 
     cfg, settings = context.config, rora_settings(context.config)
@@ -182,6 +183,7 @@ def _phi(context: RunContext) -> None:
 
 def _theta(context: RunContext) -> None:
     """Θ on x with an empty rationale (RoRA eq. 8)."""
+    from larev_hf.modeling.backbones import build_model
     from larev_hf.rora import train_theta
 
     cfg = context.config
@@ -262,6 +264,7 @@ class RoRA(Method):
 
     def score(self, context, records, variants, shared) -> MethodResult:
         """RoRA(r) of every variant (RoRA eq. 9), and Θ's and Φ's accuracies."""
+        from larev_hf.modeling.scoring import predict_choices
         from larev_hf.rora import baseline_input, evaluator_input
 
         cfg = context.config

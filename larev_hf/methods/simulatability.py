@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 
 from larev_hf.methods.base import Method, MethodResult, RunContext, Stage
-from larev_hf.modeling import build_model
 from larev_hf.scores.simulatability import las_contributions, rq_scores, summarize_simulatability
 
 
 def _train_simulators(context: RunContext) -> None:
     """One simulator on (x, r), x alone and r alone → the gold label (Hase et al., 2020; Wiegreffe et al., 2021)."""
+    from larev_hf.modeling.backbones import build_model
     from larev_hf.training.simulator import train_simulator
 
     cfg = context.config

@@ -1,23 +1,14 @@
-"""Evaluator backbones and the one batched label-scoring routine."""
+"""Evaluator backbones and the one batched label-scoring routine.
 
-from larev_hf.modeling.backbones import (
-    PRESETS,
-    BackbonePreset,
-    build_model,
-    build_tokenizer,
-    check_backbone,
-    hub_offline,
-    is_preset,
-    load_evaluator,
-    resolve_device,
-    save_evaluator,
-    training_defaults,
-)
-from larev_hf.modeling.scoring import LabelScores, predict_choices, score_labels
-from larev_hf.modeling.templates import INPUT_FORMATS, InputFormat, get_input_format
+Names load on first use (:mod:`larev_hf.lazy`): the presets and input formats without torch, the rest with it.
+"""
 
-__all__ = [
-    "PRESETS", "BackbonePreset", "build_model", "build_tokenizer", "check_backbone", "hub_offline", "is_preset", "load_evaluator", "resolve_device",
-    "save_evaluator", "training_defaults", "LabelScores", "predict_choices", "score_labels", "INPUT_FORMATS",
-    "InputFormat", "get_input_format",
-]
+from larev_hf.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "presets": ("PRESETS", "BackbonePreset", "is_preset", "training_defaults"),
+    "backbones": ("build_model", "build_tokenizer", "check_backbone", "hub_offline", "load_evaluator", "resolve_device",
+                  "save_evaluator"),
+    "scoring": ("LabelScores", "predict_choices", "score_labels"),
+    "templates": ("INPUT_FORMATS", "InputFormat", "get_input_format"),
+})

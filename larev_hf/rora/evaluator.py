@@ -39,7 +39,7 @@ from larev_hf.rora.infiller import Counterfactuals
 from larev_hf.rora.templates import RORA_FORMAT, baseline_input, evaluator_input, task_text
 from larev_hf.scores.cvi import ConditionalVScorer, CVIScores
 from larev_hf.training.collator import EnvironmentCollator
-from larev_hf.training.irm_config import PENALTY_WARMUP_RATIO, IRMProbeConfig
+from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.irm_trainer import IRMProbeTrainer
 from larev_hf.training.losses import IRMProbeLoss, LossParts, label_nll_and_scale_gradient
 from larev_hf.training.seq2seq import (
@@ -49,6 +49,7 @@ from larev_hf.training.seq2seq import (
     tokenize_pairs,
     train_on_records,
 )
+from larev_hf.training.settings import PENALTY_WARMUP_RATIO
 
 NORMALIZATIONS = ("label_set", "vocab")
 

@@ -17,7 +17,8 @@ from typing import Any
 from transformers import PreTrainedTokenizerBase
 
 from larev_hf.io import write_json
-from larev_hf.modeling.backbones import build_model, build_tokenizer, is_preset, training_defaults
+from larev_hf.modeling.backbones import build_model, build_tokenizer
+from larev_hf.modeling.presets import is_preset, training_defaults
 from larev_hf.rora.detector import DetectorSettings, LeakageDetector, MaskedRationale, save_masked
 from larev_hf.rora.evaluator import NORMALIZATIONS, RoRAScorer, counterfactual_dataset, train_phi, train_theta
 from larev_hf.rora.infiller import (
@@ -28,8 +29,7 @@ from larev_hf.rora.infiller import (
     train_infiller,
 )
 from larev_hf.rora.templates import TEMPLATE_WORDS, task_text
-from larev_hf.training.irm_config import PENALTY_WARMUP_RATIO
-from larev_hf.training.seq2seq import TrainSettings
+from larev_hf.training.settings import PENALTY_WARMUP_RATIO, TrainSettings
 
 #: IRM weight and batching per backbone kind. Pretrained: RoRA appendix C.2 (λ = 10; batch 64 rows = 32 yes/no groups).
 #: Presets: λ = 1. On the tests' synthetic yes/no task (t5-tiny from scratch) λ = 0 and 1 score alike, while λ = 10

@@ -29,7 +29,8 @@ from larev_hf.modeling.backbones import build_model
 from larev_hf.modeling.scoring import pad_rows
 from larev_hf.rora.detector import NUM_SENTINELS, MaskedRationale, sentinel
 from larev_hf.rora.templates import infiller_input, span_target
-from larev_hf.training.seq2seq import TrainSettings, train_seq2seq
+from larev_hf.training.seq2seq import train_seq2seq
+from larev_hf.training.settings import TrainSettings
 
 
 def add_sentinel_tokens(tokenizer: PreTrainedTokenizerBase, n: int = NUM_SENTINELS) -> int:

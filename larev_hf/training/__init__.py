@@ -1,22 +1,17 @@
-"""Training: plain evaluators through ``Seq2SeqTrainer`` and LAREV's ``IRMProbeTrainer``."""
+"""Training: plain evaluators through ``Seq2SeqTrainer`` and LAREV's ``IRMProbeTrainer``.
 
-from larev_hf.training.collator import EnvironmentCollator
-from larev_hf.training.irm_config import THESIS_PENALTIES, IRMProbeConfig
-from larev_hf.training.irm_trainer import IRMProbeTrainer
-from larev_hf.training.losses import IRMProbeLoss, irm_penalty, label_nll
-from larev_hf.training.sampler import EnvironmentGroupBatchSampler, GroupOrderSampler
-from larev_hf.training.seq2seq import (
-    TrainSettings,
-    checkpoint_dir_for,
-    fit_and_save,
-    save_model_atomically,
-    tokenize_pairs,
-    train_on_records,
-    train_seq2seq,
-)
+Names load on first use (:mod:`larev_hf.lazy`): :class:`TrainSettings` and the penalty constants without torch.
+"""
 
-__all__ = [
-    "EnvironmentCollator", "THESIS_PENALTIES", "IRMProbeConfig", "IRMProbeTrainer", "IRMProbeLoss", "irm_penalty",
-    "label_nll", "EnvironmentGroupBatchSampler", "GroupOrderSampler", "TrainSettings", "save_model_atomically",
-    "tokenize_pairs", "train_on_records", "train_seq2seq", "checkpoint_dir_for", "fit_and_save",
-]
+from larev_hf.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "settings": ("PENALTY_WARMUP_RATIO", "THESIS_PENALTIES", "TrainSettings"),
+    "collator": ("EnvironmentCollator",),
+    "irm_config": ("IRMProbeConfig",),
+    "irm_trainer": ("IRMProbeTrainer",),
+    "losses": ("IRMProbeLoss", "irm_penalty", "label_nll"),
+    "sampler": ("EnvironmentGroupBatchSampler", "GroupOrderSampler"),
+    "seq2seq": ("checkpoint_dir_for", "fit_and_save", "save_model_atomically", "tokenize_pairs", "train_on_records",
+                "train_seq2seq"),
+})

@@ -6,10 +6,7 @@ from dataclasses import dataclass, field
 
 from transformers import Seq2SeqTrainingArguments
 
-#: Both LAREV penalties (and RoRA's) rise linearly from 0 over this share of the training steps (thesis §5.3.3).
-PENALTY_WARMUP_RATIO = 1 / 3
-#: Penalty weights the thesis reports for T5-large (thesis §5.3.3).
-THESIS_PENALTIES = {"esnli": {"lambda_irm": 25.0, "lambda_probe": 5e-3}, "ecqa": {"lambda_irm": 5.0, "lambda_probe": 5e-4}}
+from larev_hf.training.settings import PENALTY_WARMUP_RATIO
 
 
 @dataclass

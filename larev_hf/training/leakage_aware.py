@@ -11,7 +11,8 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from larev_hf.modeling.templates import InputFormat
 from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.irm_trainer import IRMProbeTrainer
-from larev_hf.training.seq2seq import TrainSettings, checkpoint_dir_for, fit_and_save, train_seq2seq
+from larev_hf.training.seq2seq import checkpoint_dir_for, fit_and_save, train_seq2seq
+from larev_hf.training.settings import TrainSettings
 
 
 def freeze_encoder(model: PreTrainedModel) -> PreTrainedModel:

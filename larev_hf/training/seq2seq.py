@@ -12,74 +12,22 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import datasets
-import torch
 from transformers import (
     DataCollatorForSeq2Seq,
     PreTrainedModel,
     PreTrainedTokenizerBase,
     Seq2SeqTrainer,
-    Seq2SeqTrainingArguments,
     TrainerCallback,
 )
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.trainer_utils import get_last_checkpoint
 
-from larev_hf.modeling.lora import LoraSettings, apply_lora, is_peft_model, save_adapter
-
-
-@dataclass
-class TrainSettings:
-    """What a pipeline stage needs to train one evaluator (a small subset of ``Seq2SeqTrainingArguments``)."""
-
-    learning_rate: float = 1e-3
-    num_train_epochs: float = 3.0
-    batch_size: int = 32
-    seed: int = 0
-    max_input_length: int = 256
-    max_label_length: int = 32
-    bf16: bool = False
-    fp16: bool = False
-    progress: bool = True
-    lora: LoraSettings | None = None
-
-    def prepare_model(self, model: PreTrainedModel, decoder_only: bool = False) -> PreTrainedModel:
-        """``model`` ready to train: wrapped in LoRA adapters when ``lora`` is set (decoder layers only for the probe)."""
-        if self.lora is None or is_peft_model(model):
-            return model
-        return apply_lora(model, self.lora, decoder_only=decoder_only)
-
-    def training_arguments(
-        self, output_dir: str | os.PathLike, args_class: type[Seq2SeqTrainingArguments] = Seq2SeqTrainingArguments, **overrides
-    ) -> Seq2SeqTrainingArguments:
-        """``args_class`` (``Seq2SeqTrainingArguments`` or a subclass) for these settings: AdamW, linear decay,
-        epoch checkpoints, no reporting; ``overrides`` set further fields."""
-        kwargs = dict(
-            output_dir=str(output_dir),
-            learning_rate=self.learning_rate,
-            num_train_epochs=self.num_train_epochs,
-            per_device_train_batch_size=self.batch_size,
-            per_device_eval_batch_size=self.batch_size,
-            seed=self.seed,
-            data_seed=self.seed,
-            bf16=self.bf16,
-            fp16=self.fp16,
-            save_strategy="epoch",
-            save_total_limit=1,
-            logging_strategy="steps",
-            logging_steps=50,
-            report_to="none",
-            disable_tqdm=not self.progress,
-            dataloader_num_workers=0,
-            dataloader_pin_memory=torch.cuda.is_available(),
-            max_grad_norm=1.0,
-        )
-        kwargs.update(overrides)
-        return args_class(**kwargs)
+from larev_hf.modeling.lora import is_peft_model, save_adapter
+from larev_hf.training.settings import TrainSettings
 
 
 def tokenize_pairs(

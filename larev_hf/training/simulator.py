@@ -20,7 +20,8 @@ from larev_hf.io import DataError, where
 from larev_hf.modeling.scoring import predict_choices
 from larev_hf.modeling.templates import RORA_FORMAT, task_text
 from larev_hf.scores.simulatability import SIMULATOR_VIEWS, SimulatabilityScores, correctness
-from larev_hf.training.seq2seq import TrainSettings, train_seq2seq
+from larev_hf.training.seq2seq import train_seq2seq
+from larev_hf.training.settings import TrainSettings
 
 
 def simulator_input(record: Mapping[str, Any], rationale: str, view: str) -> str:

@@ -1,0 +1,30 @@
+"""Lazy package exports (PEP 562), so ``larev-hf --help`` and the settings dataclasses load without torch.
+
+A package lists which submodule defines each public name; the submodule is imported the first time the name is
+read (``from larev_hf.modeling import build_model`` or ``larev_hf.modeling.build_model``) and the value is cached on
+the package. Static type checkers see the same names through an ``if TYPE_CHECKING:`` block of real imports.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+
+def lazy_exports(package: str, submodules: Mapping[str, Sequence[str]]) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """``(__getattr__, __dir__, __all__)`` for ``package`` whose names live in ``submodules`` ({submodule: names})."""
+    owner = {name: submodule for submodule, names in submodules.items() for name in names}
+
+    def __getattr__(name: str) -> Any:
+        if name not in owner:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{owner[name]}"), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(owner) | set(vars(sys.modules[package])))
+
+    return __getattr__, __dir__, list(owner)

@@ -1,0 +1,53 @@
+"""The offline backbone presets and their training defaults (no torch import: the CLI's settings read these)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class BackbonePreset:
+    """An offline backbone built from a config (random init) with a locally trained tokenizer.
+
+    Training defaults (learning rate, epochs, batch size) are the values that work for a model
+    trained from scratch on a CPU; pretrained checkpoints use the thesis's settings instead
+    (AdamW, lr 3e-5; thesis §5.3.3).
+    """
+
+    architecture: str  # "t5" or "bart"
+    d_model: int
+    layers: int
+    heads: int
+    d_ff: int
+    vocab_size: int = 8000
+    tokenizer: str = "trained"  # "trained" (WordPiece on the training text) or "minilm"
+    learning_rate: float = 1e-3
+    num_train_epochs: float = 3.0
+    batch_size: int = 32
+    config_overrides: dict[str, Any] = field(default_factory=dict)
+
+
+PRESETS: dict[str, BackbonePreset] = {
+    # d_model 128, 2+2 layers: ~200 examples/s of training on 2 CPU cores.
+    "t5-tiny": BackbonePreset("t5", d_model=128, layers=2, heads=4, d_ff=512),
+    "bart-tiny": BackbonePreset("bart", d_model=128, layers=2, heads=4, d_ff=512),
+    "t5-mini": BackbonePreset("t5", d_model=256, layers=4, heads=4, d_ff=1024),
+    "t5-tiny-minilm": BackbonePreset("t5", d_model=128, layers=2, heads=4, d_ff=512, tokenizer="minilm"),
+}
+
+#: Training defaults for pretrained checkpoints (thesis §5.3.3: AdamW, lr 3e-5, batch 8, 8 epochs).
+PRETRAINED_DEFAULTS = {"learning_rate": 3e-5, "num_train_epochs": 8.0, "batch_size": 8}
+
+
+def is_preset(backbone: str) -> bool:
+    """Whether ``backbone`` names an offline preset rather than a checkpoint name or path."""
+    return backbone in PRESETS
+
+
+def training_defaults(backbone: str) -> dict[str, float]:
+    """Learning rate, epochs and batch size suited to ``backbone``."""
+    if is_preset(backbone):
+        preset = PRESETS[backbone]
+        return {"learning_rate": preset.learning_rate, "num_train_epochs": preset.num_train_epochs, "batch_size": preset.batch_size}
+    return dict(PRETRAINED_DEFAULTS)
