@@ -1,7 +1,8 @@
 """Speed of LAREV's two extra costs: Integrated Gradients leakage terms, and the IRM + probe training step.
 
 (a) IG throughput: baselines/s of ``integrated_gradients_terms`` (n_steps 20) on e-SNLI training baselines,
-    with a t5-tiny Φ_base trained for one epoch on 1000 e-SNLI baselines → labels (``--untrained``: random init).
+    with a t5-tiny Φ_base trained for one epoch on 1000 e-SNLI baselines → labels (``--untrained``: random init);
+    and with fewer steps (``--ig-compare-steps``), the share of baselines whose t_leak is unchanged.
 (b) Step time: ``IRMProbeTrainer`` (λ_IRM 1; with and without a frozen probe ψ at λ_probe 5e-3, also every n-th
     step; penalties at full weight from the first step) against a plain ``Seq2SeqTrainer`` on the same rows:
     8 environment groups × 3 environments = 24 rows per step for both. The trainers run interleaved, step by step on
@@ -73,8 +74,10 @@ def train_phi_base(model, tokenizer, records: list[dict[str, Any]], output_dir: 
     return time.perf_counter() - start
 
 
-def ig_throughput(model, tokenizer, records: list[dict[str, Any]], n_steps: int) -> dict[str, Any]:
-    """Baselines per second of ``integrated_gradients_terms`` over ``records`` (after a one-batch warm-up)."""
+def ig_throughput(model, tokenizer, records: list[dict[str, Any]], n_steps: int,
+                  reference: list | None = None) -> tuple[dict[str, Any], list]:
+    """Baselines per second of ``integrated_gradients_terms`` over ``records`` (after a one-batch warm-up), and the
+    terms; with ``reference`` terms (another step count) also the share of baselines whose t_leak span is the same."""
     settings = IGSettings(n_steps=n_steps)
     texts, labels = [r["baseline"] for r in records], [r["label"] for r in records]
     integrated_gradients_terms(model, tokenizer, texts[: settings.batch_size], labels[: settings.batch_size], settings)
@@ -83,11 +86,15 @@ def ig_throughput(model, tokenizer, records: list[dict[str, Any]], n_steps: int)
     seconds = time.perf_counter() - start
     hits = sum(set(term.text.lower().split()) <= set(label_verbalization(r, r["label"]).lower().split())
                for term, r in zip(terms, records, strict=True))
-    return {
+    result = {
         "n_baselines": len(texts), "n_steps": n_steps, "batch_size": settings.batch_size, "seconds": seconds,
         "baselines_per_s": len(texts) / seconds,
         "term_inside_label_verbalization": hits / len(texts),
     }
+    if reference is not None:
+        result["same_term_as_reference"] = sum((t.start, t.end) == (r.start, r.end)
+                                               for t, r in zip(terms, reference, strict=True)) / len(terms)
+    return result, terms
 
 
 def step_times(model, tokenizer, records: list[dict[str, Any]], args: argparse.Namespace, output_dir: str) -> dict[str, Any]:
@@ -225,6 +232,8 @@ def main() -> None:
     parser.add_argument("--n-train", type=int, default=1000, help="e-SNLI training examples (Φ_base and the rows)")
     parser.add_argument("--n-ig", type=int, default=256, help="baselines attributed by IG")
     parser.add_argument("--ig-steps", type=int, default=20)
+    parser.add_argument("--ig-compare-steps", type=lambda text: [int(n) for n in text.split(",") if n], default=[10, 5],
+                        help="IG step counts compared with --ig-steps (same t_leak span, speed); '' for none")
     parser.add_argument("--untrained", action="store_true", help="IG on a random-init model instead of Φ_base")
     parser.add_argument("--groups", type=int, default=8, help="environment groups per step (3 rows each)")
     parser.add_argument("--steps", type=int, default=200, help="timed steps per trainer")
@@ -247,7 +256,9 @@ def main() -> None:
     model = build_model(args.backbone, tokenizer, seed=0)
     with tempfile.TemporaryDirectory() as output_dir:
         phi_base_seconds = None if args.untrained else train_phi_base(model, tokenizer, train, output_dir)
-        ig = ig_throughput(model, tokenizer, train[: args.n_ig], args.ig_steps)
+        ig, reference_terms = ig_throughput(model, tokenizer, train[: args.n_ig], args.ig_steps)
+        ig["fewer_steps"] = [ig_throughput(model, tokenizer, train[: args.n_ig], n, reference_terms)[0]
+                             for n in args.ig_compare_steps]
         ig.update({"model": "random init" if args.untrained else f"{args.backbone} Φ_base, 1 epoch", "phi_base_train_s": phi_base_seconds})
         step = step_times(build_model(args.backbone, tokenizer, seed=0), tokenizer, train, args, output_dir)
     penalty = penalty_cost(vocab=PRESETS[args.backbone].vocab_size)  # the full-data vocabulary, not this sample's

@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from accelerate.data_loader import BatchSamplerShard, prepare_data_loader
@@ -73,6 +74,34 @@ def test_group_sampler_set_epoch_is_deterministic() -> None:
     assert orders[0] != orders[1] and orders[1] != orders[2], "set_epoch must reshuffle the group order"
     first.set_epoch(1)
     assert list(first) == orders[1], "going back to an epoch must give its order again"
+
+
+def test_length_grouped_batches_hold_whole_groups_of_similar_length() -> None:
+    """With row lengths, each epoch still visits every group once in whole-group batches; a batch's groups are
+    length neighbours within its mega-batch, so padding falls far below that of the random order, and the
+    batches come in random order, not longest first."""
+    n_groups, per_batch = 60, 3
+    group_ids = interleaved_groups(n_groups)
+    rng = np.random.default_rng(0)
+    group_length = rng.integers(5, 120, size=n_groups)
+    lengths = [int(group_length[g] - rng.integers(0, 3)) for g in group_ids]  # environments differ a little
+
+    def padded_tokens(batches: list[list[int]]) -> int:
+        return sum(max(lengths[row] for row in batch) * len(batch) for batch in batches)
+
+    grouped = EnvironmentGroupBatchSampler(group_ids, per_batch, seed=3, lengths=lengths, megabatch_batches=5)
+    plain = EnvironmentGroupBatchSampler(group_ids, per_batch, seed=3)
+    for epoch in (0, 1):
+        grouped.set_epoch(epoch)
+        plain.set_epoch(epoch)
+        batches = list(grouped)
+        covered = [g for batch in batches for g in assert_whole_groups(batch, group_ids, per_batch)]
+        assert sorted(covered) == list(range(n_groups))
+        assert padded_tokens(batches) < 0.8 * padded_tokens(list(plain))
+        longest = [max(lengths[row] for row in batch) for batch in batches]
+        assert longest != sorted(longest, reverse=True), "the batches must not arrive longest to shortest"
+    with pytest.raises(ValueError, match="lengths for"):
+        EnvironmentGroupBatchSampler(group_ids, per_batch, lengths=lengths[:-1])
 
 
 @pytest.mark.parametrize("n_groups", [8, 9, 10])

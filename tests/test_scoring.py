@@ -51,6 +51,18 @@ def test_independent_of_batch_size_and_order(tiny_model, tiny_tokenizer, batch_s
     np.testing.assert_allclose(shuffled, reference[permutation], atol=1e-5)
 
 
+@pytest.mark.parametrize("batch_size", [2, 7, 64])
+def test_an_input_under_several_labels_scores_as_if_alone(tiny_model, tiny_tokenizer, batch_size):
+    """The encoder pass shared by the labels of one input (choices) changes no score, also where a batch
+    boundary splits an input's labels."""
+    options = ["entailment", "neutral", "contradiction", "garden"]
+    inputs = [text for text in INPUTS for _ in options]
+    labels = options * len(INPUTS)
+    scores = score_labels(tiny_model, tiny_tokenizer, inputs, labels, batch_size=batch_size).sum
+    for k, (text, label) in enumerate(zip(inputs, labels, strict=True)):
+        assert scores[k] == pytest.approx(reference_log_prob(tiny_model, tiny_tokenizer, text, label)[0], abs=1e-5)
+
+
 def test_half_precision_stays_finite_and_close(tiny_model, tiny_tokenizer):
     full = score_labels(tiny_model, tiny_tokenizer, INPUTS, LABELS).sum
     half = score_labels(tiny_model.to(torch.bfloat16), tiny_tokenizer, INPUTS, LABELS).sum

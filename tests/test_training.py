@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
+
 from larev_hf.modeling import load_evaluator, score_labels
 from larev_hf.training import TrainSettings, train_seq2seq
 
@@ -42,3 +44,27 @@ def test_resume_skips_a_checkpoint_interrupted_mid_write(tmp_path):
     assert not (tmp_path / "checkpoint-26").exists()
     (tmp_path / "checkpoint-13" / "trainer_state.json").unlink()
     assert last_complete_checkpoint(tmp_path) is None and last_complete_checkpoint(tmp_path / "absent") is None
+
+
+def test_length_grouped_sampler_cuts_padding_and_keeps_the_epoch_random() -> None:
+    """Every row once per epoch, in DataLoader batches of similar length whose order is random (not the longest
+    first of HF's sampler), reproducible per (seed, epoch) and different across epochs."""
+    from larev_hf.training import LengthGroupedShuffledSampler
+
+    lengths = list(np.random.default_rng(0).integers(3, 100, size=203))
+    sampler = LengthGroupedShuffledSampler(lengths, batch_size=8, seed=1, megabatch_batches=10)
+    orders = {}
+    for epoch in (0, 1):
+        sampler.set_epoch(epoch)
+        orders[epoch] = list(sampler)
+        assert sorted(orders[epoch]) == list(range(203))
+        batches = [orders[epoch][i : i + 8] for i in range(0, 203, 8)]
+        padded = sum(max(lengths[i] for i in batch) * len(batch) for batch in batches)
+        random_order = np.random.default_rng(epoch).permutation(203)
+        padded_random = sum(max(lengths[i] for i in random_order[s : s + 8]) * len(random_order[s : s + 8])
+                            for s in range(0, 203, 8))
+        assert padded < 0.8 * padded_random
+        longest = [max(lengths[i] for i in batch) for batch in batches[:-1]]
+        assert longest != sorted(longest, reverse=True)
+        assert list(sampler) == orders[epoch]
+    assert orders[0] != orders[1]

@@ -141,28 +141,39 @@ def integrated_gradients_terms(
         return (token * label_mask).sum(-1)
 
     ig = IntegratedGradients(log_prob)
-    terms: list[LeakageTerm] = []
-    for start in tqdm(range(0, len(texts), settings.batch_size), desc="integrated gradients", disable=not progress):
-        batch_texts = list(texts[start : start + settings.batch_size])
-        enc = tokenizer(batch_texts, return_tensors="pt", padding=True, truncation=True).to(device)
-        label_ids = tokenizer(text_target=list(labels[start : start + settings.batch_size]), return_tensors="pt", padding=True)["input_ids"]
-        label_ids = label_ids.masked_fill(label_ids == tokenizer.pad_token_id, -100).to(device)
-        with torch.no_grad():
-            inputs_embeds = embed(enc["input_ids"])
-        attributions = ig.attribute(
-            inputs_embeds,
-            baselines=torch.zeros_like(inputs_embeds),
-            additional_forward_args=(enc["attention_mask"], label_ids),
-            n_steps=settings.n_steps,
-            internal_batch_size=settings.internal_batch_size or len(batch_texts) * settings.n_steps,
-        )
-        token_scores = (attributions.sum(-1) * enc["attention_mask"]).detach().cpu()
-        for row, text in enumerate(batch_texts):
-            token_words, spans = word_spans(tokenizer, text)
-            scores = [0.0] * len(spans)
-            for position, word in enumerate(token_words):
-                if word is not None:
-                    scores[word] += float(token_scores[row, position])
-            region = regions[start + row] if regions is not None else None
-            terms.append(select_leakage_term(text, spans, scores, settings, region))
+    # Batches of similar length (little padding); results go back in input order. Weights need no gradient: only
+    # the input embeddings' is used, and frozen weights keep autograd from saving what their gradients would need.
+    lengths = [len(ids) for ids in tokenizer(list(texts), truncation=True)["input_ids"]]
+    order = sorted(range(len(texts)), key=lengths.__getitem__)
+    terms: list[LeakageTerm | None] = [None] * len(texts)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    for parameter in trainable:
+        parameter.requires_grad_(False)
+    try:
+        for start in tqdm(range(0, len(texts), settings.batch_size), desc="integrated gradients", disable=not progress):
+            index = order[start : start + settings.batch_size]
+            batch_texts = [texts[i] for i in index]
+            enc = tokenizer(batch_texts, return_tensors="pt", padding=True, truncation=True).to(device)
+            label_ids = tokenizer(text_target=[labels[i] for i in index], return_tensors="pt", padding=True)["input_ids"]
+            label_ids = label_ids.masked_fill(label_ids == tokenizer.pad_token_id, -100).to(device)
+            with torch.no_grad():
+                inputs_embeds = embed(enc["input_ids"])
+            attributions = ig.attribute(
+                inputs_embeds,
+                baselines=torch.zeros_like(inputs_embeds),
+                additional_forward_args=(enc["attention_mask"], label_ids),
+                n_steps=settings.n_steps,
+                internal_batch_size=settings.internal_batch_size or len(batch_texts) * settings.n_steps,
+            )
+            token_scores = (attributions.sum(-1) * enc["attention_mask"]).detach().cpu()
+            for row, (i, text) in enumerate(zip(index, batch_texts, strict=True)):
+                token_words, spans = word_spans(tokenizer, text)
+                scores = [0.0] * len(spans)
+                for position, word in enumerate(token_words):
+                    if word is not None:
+                        scores[word] += float(token_scores[row, position])
+                terms[i] = select_leakage_term(text, spans, scores, settings, regions[i] if regions is not None else None)
+    finally:
+        for parameter in trainable:
+            parameter.requires_grad_(True)
     return terms

@@ -5,8 +5,8 @@ returns the sum, the mean and the count of the label's token log-probabilities, 
 label's tokens include the end-of-sequence token, as in REV's released code. The sum is
 log p(y | input), our default; REV's code reports the mean (``reduction="mean"`` for parity, see
 ``shared/REFERENCE-IMPLEMENTATIONS.md``). No ``generate`` call is made; pairs are sorted by
-length so each batch carries little padding; log-softmax runs in fp32 so fp16/bf16 models stay
-finite; results come back in input order.
+length so each batch carries little padding; an input scored under several labels (answer choices) is
+encoded once; log-softmax runs in fp32 so fp16/bf16 models stay finite; results come back in input order.
 """
 
 from __future__ import annotations
@@ -92,20 +92,30 @@ def score_labels(
         return LabelScores(sums, sums.copy(), counts)
     source_ids = _tokenize(tokenizer, inputs, max_input_length, target=False)
     target_ids = _tokenize(tokenizer, labels, max_label_length, target=True)
+    # The same input scored under several labels (answer choices, label sets) is encoded once: pairs are grouped
+    # by their source, and each batch runs the encoder on its distinct sources only.
+    source_key: dict[tuple[int, ...], int] = {}
+    source_of = [source_key.setdefault(tuple(ids), len(source_key)) for ids in source_ids]
     # Length bucketing: longest first so the first batch shows any out-of-memory at once.
-    order = sorted(range(n), key=lambda i: (len(source_ids[i]), len(target_ids[i])), reverse=True)
+    order = sorted(range(n), key=lambda i: (len(source_ids[i]), source_of[i], len(target_ids[i])), reverse=True)
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
+    encoder = model.get_encoder()
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     for start in tqdm(range(0, n, batch_size), desc=desc, disable=not progress, unit="batch"):
         batch = order[start : start + batch_size]
-        input_ids, attention_mask = pad_rows([source_ids[i] for i in batch], pad_id)
+        representative = {source_of[i]: i for i in batch}  # distinct sources of the batch → one pair holding each
+        position = {source: k for k, source in enumerate(representative)}
+        input_ids, attention_mask = pad_rows([source_ids[i] for i in representative.values()], pad_id)
+        pair_source = torch.tensor([position[source_of[i]] for i in batch], device=device)
+        attention_mask = attention_mask.to(device)
+        hidden = encoder(input_ids=input_ids.to(device), attention_mask=attention_mask).last_hidden_state
         label_ids, label_mask = pad_rows([target_ids[i] for i in batch], pad_id)
         masked_labels = label_ids.masked_fill(label_mask == 0, -100).to(device)
         logits = model(
-            input_ids=input_ids.to(device),
-            attention_mask=attention_mask.to(device),
+            encoder_outputs=(hidden.index_select(0, pair_source),),
+            attention_mask=attention_mask.index_select(0, pair_source),
             decoder_input_ids=decoder_inputs(model, masked_labels),
             use_cache=False,  # one teacher-forced pass: a key/value cache would only cost time
         ).logits

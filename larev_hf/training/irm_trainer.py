@@ -119,7 +119,11 @@ class IRMProbeTrainer(Seq2SeqTrainer):
         column = self.args.group_column
         if column not in dataset.column_names:
             raise ValueError(f"the training set needs a {column!r} column; it has {dataset.column_names}")
-        return EnvironmentGroupBatchSampler(dataset[column], self.args.per_device_train_batch_size, seed=self.args.seed)
+        lengths = None
+        if self.args.train_sampling_strategy == "group_by_length":
+            lengths = [len(ids) for ids in dataset["input_ids"]]
+        return EnvironmentGroupBatchSampler(dataset[column], self.args.per_device_train_batch_size, seed=self.args.seed,
+                                            lengths=lengths)
 
     def get_train_dataloader(self) -> DataLoader:
         if self.train_dataset is None:

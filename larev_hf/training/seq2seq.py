@@ -27,7 +27,21 @@ from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.trainer_utils import get_last_checkpoint
 
 from larev_hf.modeling.lora import is_peft_model, save_adapter
+from larev_hf.training.sampler import LengthGroupedShuffledSampler
 from larev_hf.training.settings import TrainSettings
+
+
+class EvaluatorTrainer(Seq2SeqTrainer):
+    """``Seq2SeqTrainer`` whose ``train_sampling_strategy="group_by_length"`` also shuffles the order of the
+    length-grouped batches (:class:`~larev_hf.training.sampler.LengthGroupedShuffledSampler`); any other strategy,
+    or a dataset without ``input_ids``, is HF's."""
+
+    def _get_train_sampler(self, train_dataset=None):
+        dataset = train_dataset if train_dataset is not None else self.train_dataset
+        if self.args.train_sampling_strategy != "group_by_length" or "input_ids" not in getattr(dataset, "column_names", ()):
+            return super()._get_train_sampler(train_dataset)
+        seed = self.args.data_seed if self.args.data_seed is not None else self.args.seed
+        return LengthGroupedShuffledSampler([len(ids) for ids in dataset["input_ids"]], self.args.train_batch_size, seed)
 
 
 def tokenize_pairs(
@@ -53,7 +67,7 @@ def train_seq2seq(
     targets: Sequence[str],
     output_dir: str | os.PathLike,
     settings: TrainSettings,
-    trainer_class: type[Seq2SeqTrainer] = Seq2SeqTrainer,
+    trainer_class: type[Seq2SeqTrainer] = EvaluatorTrainer,
     decoder_only: bool = False,
     eval_sources: Sequence[str] | None = None,
     eval_targets: Sequence[str] | None = None,

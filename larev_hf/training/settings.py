@@ -31,6 +31,10 @@ class TrainSettings:
     fp16: bool = False
     progress: bool = True
     lora: LoraSettings | None = None
+    #: Batches of rows of similar input length in random batch order (:class:`EvaluatorTrainer`), so little of a
+    #: batch is padding; every row is still seen once per epoch. Off by default: on small sets whose input length
+    #: follows the label, such batches hold mostly one label (measured in docs/scale.md).
+    group_by_length: bool = False
 
     def prepare_model(self, model: PreTrainedModel, decoder_only: bool = False) -> PreTrainedModel:
         """``model`` ready to train: wrapped in LoRA adapters when ``lora`` is set (decoder layers only for the probe)."""
@@ -66,6 +70,7 @@ class TrainSettings:
             dataloader_num_workers=0,
             dataloader_pin_memory=torch.cuda.is_available(),
             max_grad_norm=1.0,
+            train_sampling_strategy="group_by_length" if self.group_by_length else "random",
         )
         kwargs.update(overrides)
         return (args_class or Seq2SeqTrainingArguments)(**kwargs)

@@ -1,0 +1,115 @@
+"""Where the time of ``larev-hf run`` goes: a py-spy sampling profile of a whole run, summarised per stage and per
+kind of work (issue 14's "profile first").
+
+    pip install py-spy
+    python benchmarks/profile_pipeline.py --max-train-examples 1000 --max-eval-examples 300 \
+        --output benchmarks/results/profile_esnli_1k.json
+
+Runs ``larev-hf --quiet run --method rev,larev --dataset esnli ...`` under ``py-spy record`` (sampling, so the run's
+own speed is barely touched), then reads the collapsed stacks: each sample is given to the stage whose function is
+on its stack and to the kinds of work below (a sample can count for several kinds: a dropout inside a forward).
+Flags this script does not know go to ``larev-hf run`` (e.g. ``--ig-steps 10``). Prints and writes JSON with the
+stage wall times of the run's report next to the profile shares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from larev_hf.io import read_json, write_json  # noqa: E402
+
+#: Stage → the function on the stack of every sample that belongs to it.
+STAGES = {
+    "phi_base": "_train_phi_base", "phi": "_train_phi", "ig": "_ig", "environments": "_environments",
+    "probe": "_probe", "phi_la": "train_phi_la", "score": "Run.stage_score",
+}
+#: Samples of a waiting helper thread (tqdm's monitor), left out of the shares.
+IDLE = re.compile(r"^TMonitor\.run ")
+#: Kind of work → a regular expression over one frame.
+KINDS = {
+    "forward (model)": r"^T5ForConditionalGeneration\.forward |^BartForConditionalGeneration\.forward ",
+    "backward (autograd)": r"^_engine_run_backward ",
+    "linear layers": r"^Linear\.forward ",
+    "attention (sdpa)": r"^sdpa_attention_forward ",
+    "dropout": r"^dropout \(torch/nn/functional",
+    "optimizer step": r"^(Adam|AdamW)\.step ",
+    "gradient clipping": r"clip_grad",
+    "tokenization": r"_encode_plus|encode_batch|_batch_encode_plus",
+    "batch collation": r"__call__ \(.*(collator|data_collator)",
+    "checkpoint saving": r"_save_checkpoint|save_pretrained",
+    "integrated gradients (captum)": r"^IntegratedGradients\.attribute ",
+    "label scoring": r"^score_labels ",
+}
+
+
+def summarise(raw: str) -> dict:
+    """Shares of samples per stage and per kind of work, from py-spy's ``--format raw`` (collapsed stacks)."""
+    total, idle, stages, kinds, leaves = 0, 0, Counter(), Counter(), Counter()
+    patterns = {kind: re.compile(pattern) for kind, pattern in KINDS.items()}
+    stage_patterns = {name: re.compile(rf"^(\w+\.)?{re.escape(function)} \(") for name, function in STAGES.items()}
+    for line in raw.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n, frames = int(count), stack.split(";")
+        if any(IDLE.search(frame) for frame in frames):
+            idle += n
+            continue
+        total += n
+        stage = next((name for name, pattern in stage_patterns.items() if any(pattern.search(f) for f in frames)),
+                     "other (imports, data, tokenizer, report)")
+        stages[stage] += n
+        for kind, pattern in patterns.items():
+            if any(pattern.search(frame) for frame in frames):
+                kinds[kind] += n
+        leaves[re.sub(r"\(/.*?site-packages/", "(", frames[-1])] += n
+    share = lambda counter: {key: round(value / max(total, 1), 4) for key, value in counter.most_common()}  # noqa: E731
+    return {"samples": total, "idle_thread_samples_left_out": idle, "stage_share": share(stages), "kind_share": share(kinds),
+            "top_leaf_functions": dict(list(share(leaves).items())[:15])}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "esnli"))
+    parser.add_argument("--method", default="rev,larev")
+    parser.add_argument("--max-train-examples", type=int, default=1000)
+    parser.add_argument("--max-eval-examples", type=int, default=300)
+    parser.add_argument("--rate", type=int, default=50, help="py-spy samples per second")
+    parser.add_argument("--output", default="benchmarks/results/profile_esnli_1k.json")
+    args, run_args = parser.parse_known_args()
+    if shutil.which("py-spy") is None:
+        sys.exit("profile_pipeline.py needs py-spy: pip install py-spy")
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir, raw_path = Path(tmp) / "run", Path(tmp) / "profile.txt"
+        command = ["py-spy", "record", "-r", str(args.rate), "--format", "raw", "-o", str(raw_path), "--",
+                   "larev-hf", "--quiet", "run", "--method", args.method, "--dataset", "esnli", "--data-dir", args.data_dir,
+                   "--output-dir", str(run_dir), "--max-train-examples", str(args.max_train_examples),
+                   "--max-eval-examples", str(args.max_eval_examples), *run_args]
+        load_before, start = os.getloadavg()[0], time.perf_counter()
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - start
+        report = read_json(run_dir / "report.json")
+        result = {
+            "benchmark": "profile of larev-hf run (py-spy sampling)", "command": " ".join(command[8:]),
+            "wall_s": wall, "load_avg_1m_before": load_before, "load_avg_1m_after": os.getloadavg()[0],
+            "cpu_count": os.cpu_count(), "stage_seconds": report.get("timings", {}),
+            **summarise(raw_path.read_text()),
+        }
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    write_json(args.output, result)
+
+
+if __name__ == "__main__":
+    main()
