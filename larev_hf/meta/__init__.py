@@ -3,7 +3,8 @@ check whether a metric ranks gold rationales above them (VARIF proposal §4-§6)
 
 The suite and the statistics depend only on :mod:`larev_hf.data`, :mod:`larev_hf.io`, numpy and scipy;
 :mod:`larev_hf.meta.evaluation` (``meta_evaluate``, ``MetaEvaluation``: scoring a trained run's methods on the suite)
-sits above the run. Every name loads on first use (:mod:`larev_hf.lazy`).
+sits above the run; :mod:`larev_hf.meta.frame` holds FRAME's meta-metrics (MAR, ASD, SCV, NRG) and perturbations.
+Every name loads on first use (:mod:`larev_hf.lazy`).
 """
 
 from larev_hf.lazy import lazy_exports
@@ -19,6 +20,10 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "build_suite", "build_suite_with_skips", "content_words", "drift_family", "example_rng",
         "hf_negation_editor", "is_negation_edit", "load_suite", "load_user_family", "negation_edits",
         "register_family", "template_family", "write_suite"
+    ),
+    "frame": (
+        "AXIOM_META_METRICS", "NLI_PARAPHRASES", "QA_PREFIXES", "asd", "contrastive_perturbation",
+        "equivalent_perturbation", "mar", "noisy_labels", "nrg", "phi", "scv"
     ),
     "evaluation": (
         "MetaEvaluation", "meta_evaluate", "meta_evaluate_bundles", "meta_summary", "render_meta_markdown",

@@ -1,0 +1,173 @@
+"""FRAME's meta-metrics for rationale-label-consistency (RLC) metrics (Chan et al., 2022; ``papers/frame.txt``).
+
+FRAME asks whether an RLC metric is reliable through three axioms (§3):
+
+1. a reference rationale that states the predicted label (r = ŷ) should score highest — Φ(ŷ) and
+   MAR = mean_{r ∈ {r̂, ṙ, ẏ}} 𝟙_H(ŷ|x,ŷ) / 𝟙_H(ŷ|x,r) (§3.2);
+2. the score should not move under an equivalent perturbation Ψe and should move under a contrastive one Ψc —
+   ASD(a, b) = |Φ(a) − Φ(b)| with a = ŷ, b = Ψ(ŷ) (§3.2, appendix A.1);
+3. it should be stable as the task model F varies — SCV = σ(Φ(ŷ)) / μ(Φ(ŷ)) across F trained on less data, on
+   noisier labels and at other sizes, and the ASD between F's correct and incorrect predictions (§3.2).
+
+Φ(r) = 𝟙_H(ŷ|x,r) − 𝟙_G(ŷ|x) (§2.2) with accuracies on a 0-100 scale. :func:`nrg` summarises an axiom's
+meta-metrics across the RLC metrics compared (Normalized Relative Gain, §4). This module holds the arithmetic,
+the perturbations and the label noise; it imports numpy only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+
+Direction = Literal["max", "min"]
+
+#: Each axiom's meta-metrics and whether higher ("max") or lower ("min") is better (tables 1-3).
+AXIOM_META_METRICS: dict[str, dict[str, Direction]] = {
+    "axiom1": {"phi_reference": "max", "mar": "max"},
+    "axiom2": {"asd_equivalent": "min", "asd_contrastive": "max"},
+    "axiom3": {"scv_train_size": "min", "scv_label_noise": "min", "scv_capacity": "min", "asd_subpopulation": "min"},
+}
+
+#: Ψe for closed-set NLI (A.1): per class, sentences that restate the label without reading x. The paper gives one
+#: example ("The hypothesis conflicts with the premise."); these are ours, 6 per class.
+NLI_PARAPHRASES: dict[str, tuple[str, ...]] = {
+    "entailment": (
+        "The premise implies the hypothesis.",
+        "If the premise is true, the hypothesis is true as well.",
+        "The hypothesis follows from the premise.",
+        "The premise entails the hypothesis.",
+        "Given the premise, the hypothesis must hold.",
+        "The hypothesis is supported by the premise.",
+    ),
+    "neutral": (
+        "The premise neither supports nor refutes the hypothesis.",
+        "The hypothesis may or may not be true given the premise.",
+        "The premise does not settle whether the hypothesis holds.",
+        "The hypothesis is not determined by the premise.",
+        "From the premise alone one cannot tell if the hypothesis is true.",
+        "The premise and the hypothesis are compatible but unrelated.",
+    ),
+    "contradiction": (
+        "The hypothesis conflicts with the premise.",
+        "If the premise is true, the hypothesis is false.",
+        "The premise rules out the hypothesis.",
+        "The premise contradicts the hypothesis.",
+        "The hypothesis cannot be true given the premise.",
+        "The premise and the hypothesis cannot both hold.",
+    ),
+}
+
+#: Ψe for multi-choice QA (A.1): generic affirmations prepended to the rationale. The paper's example is the first.
+QA_PREFIXES: tuple[str, ...] = (
+    "The following rationale is faithful: ",
+    "Here is a sound explanation: ",
+    "The reasoning below is correct: ",
+    "This explanation holds: ",
+    "What follows is a valid justification: ",
+    "The answer is justified as follows: ",
+)
+
+
+def accuracy(predictions: Sequence, targets: Sequence) -> float:
+    """𝟙(b|a) of §2.2: the share of predictions equal to their targets, in percent (0-100)."""
+    if len(predictions) != len(targets):
+        raise ValueError(f"got {len(predictions)} predictions for {len(targets)} targets")
+    if not predictions:
+        raise ValueError("accuracy of no predictions")
+    return 100.0 * float(np.mean([p == t for p, t in zip(predictions, targets, strict=True)]))
+
+
+def phi(treatment_accuracy: float, control_accuracy: float) -> float:
+    """Φ(r) = 𝟙_H(ŷ|x,r) − 𝟙_G(ŷ|x) (§2.2): how much the rationale raises the simulator's agreement with ŷ."""
+    return float(treatment_accuracy - control_accuracy)
+
+
+def mar(reference_accuracy: float, rationale_accuracies: Mapping[str, float] | Sequence[float]) -> float:
+    """Mean accuracy ratio (§3.2): the mean over rationales r of 𝟙_H(ŷ|x,ŷ) / 𝟙_H(ŷ|x,r); above 1 when the reference
+    rationale ŷ lets H agree with ŷ more often than r does. A rationale with 0 accuracy makes the ratio infinite."""
+    values = list(rationale_accuracies.values()) if isinstance(rationale_accuracies, Mapping) else list(rationale_accuracies)
+    if not values:
+        raise ValueError("MAR needs at least one rationale's accuracy")
+    with np.errstate(divide="ignore"):
+        return float(np.mean([reference_accuracy / value if value else np.inf for value in values]))
+
+
+def asd(phi_a: float, phi_b: float) -> float:
+    """Absolute score difference |Φ(a) − Φ(b)| (§3.2)."""
+    return float(abs(phi_a - phi_b))
+
+
+def scv(values: Sequence[float], ddof: int = 0) -> float:
+    """Score coefficient of variation σ/μ of Φ(ŷ) across task models (§3.2, axiom 3). The paper does not say which
+    σ; the population one (``ddof=0``) is the default. μ ≤ 0 makes the ratio meaningless: it raises."""
+    array = np.asarray(values, dtype=float)
+    if array.size < 2:
+        raise ValueError(f"SCV needs Φ(ŷ) of at least two task models, got {array.size}")
+    mean = float(array.mean())
+    if mean <= 0:
+        raise ValueError(f"SCV = σ/μ is undefined for a mean Φ(ŷ) of {mean:.4g} ≤ 0")
+    return float(array.std(ddof=ddof) / mean)
+
+
+def nrg(scores: Mapping[str, Mapping[str, float]], directions: Mapping[str, Direction]) -> dict[str, float]:
+    """Normalized Relative Gain (§4; Chan et al., 2022): each meta-metric is min-max normalised across the RLC
+    metrics (1 = best, flipped where lower is better) and each metric's NRG is the mean of its normalised values.
+
+    ``scores`` maps RLC metric → {meta-metric: value}; ``directions`` names the meta-metrics used ("max" or "min").
+    Where every metric has the same value, each gets 1 (all are best).
+    """
+    metrics = list(scores)
+    if len(metrics) < 2:
+        raise ValueError(f"NRG compares RLC metrics; got {metrics}")
+    normalised: dict[str, list[float]] = {metric: [] for metric in metrics}
+    for meta_metric, direction in directions.items():
+        if direction not in ("max", "min"):
+            raise ValueError(f"direction of {meta_metric!r} must be 'max' or 'min', got {direction!r}")
+        missing = [metric for metric in metrics if meta_metric not in scores[metric]]
+        if missing:
+            raise ValueError(f"meta-metric {meta_metric!r} is missing for {missing}")
+        values = np.array([scores[metric][meta_metric] for metric in metrics], dtype=float)
+        low, high = values.min(), values.max()
+        gains = np.ones_like(values) if high == low else (values - low) / (high - low)
+        if direction == "min":
+            gains = 1.0 - gains if high != low else gains
+        for metric, gain in zip(metrics, gains, strict=True):
+            normalised[metric].append(float(gain))
+    return {metric: float(np.mean(values)) for metric, values in normalised.items()}
+
+
+def equivalent_perturbation(label: str, task: str, rng: np.random.Generator, rationale: str | None = None) -> str:
+    """Ψe (A.1): for NLI a sentence restating ``label`` (:data:`NLI_PARAPHRASES`); for QA ``rationale`` (default: the
+    label itself, the reference rationale) behind a generic affirmation (:data:`QA_PREFIXES`)."""
+    if task == "nli":
+        key = label.strip().lower()
+        if key not in NLI_PARAPHRASES:
+            raise ValueError(f"no paraphrases for the NLI label {label!r}; expected one of {sorted(NLI_PARAPHRASES)}")
+        options = NLI_PARAPHRASES[key]
+        return options[int(rng.integers(len(options)))]
+    return QA_PREFIXES[int(rng.integers(len(QA_PREFIXES)))] + (label if rationale is None else rationale)
+
+
+def contrastive_perturbation(label: str, choices: Sequence[str], rng: np.random.Generator) -> str:
+    """Ψc (A.1): one of the other m − 1 classes (or answer choices), uniformly; never ``label`` itself."""
+    others = [choice for choice in dict.fromkeys(choices) if choice != label]
+    if not others:
+        raise ValueError(f"label {label!r} has no other class among {list(choices)} to swap in")
+    return others[int(rng.integers(len(others)))]
+
+
+def noisy_labels(labels: Sequence[str], choices: Sequence[Sequence[str]], share: float,
+                 rng: np.random.Generator) -> tuple[list[str], list[int]]:
+    """Axiom 3 (B): the labels with ``round(share · n)`` of them, drawn without replacement, replaced by another of
+    their choices (:func:`contrastive_perturbation`). The paper does not say how labels were noised; this flips
+    exactly the stated share. Returns the labels and the flipped positions."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"the share of noisy labels must be in [0, 1], got {share}")
+    n_flip = int(round(share * len(labels)))
+    flipped = sorted(rng.choice(len(labels), size=n_flip, replace=False).tolist()) if n_flip else []
+    noisy = list(labels)
+    for i in flipped:
+        noisy[i] = contrastive_perturbation(labels[i], choices[i], rng)
+    return noisy, flipped
