@@ -132,10 +132,13 @@ def step_times(model, tokenizer, records: list[dict[str, Any]], args: argparse.N
         trainer.model.train()
     names = list(trainers)
     durations: dict[str, list[float]] = {name: [] for name in names}
+    tokens = {"main": 0, "probe": 0}
     for step in range(steps):
         indices = batches[step % len(batches)]
         inputs = {"plain_seq2seq": plain_collator([plain_rows[i] for i in indices])}
-        irm_inputs = trainers["irm_no_probe"].data_collator([irm_rows[i] for i in indices])
+        irm_inputs = trainers["irm_probe"].data_collator([irm_rows[i] for i in indices])
+        tokens["main"] += int(irm_inputs["attention_mask"].sum())
+        tokens["probe"] += int(irm_inputs["probe_attention_mask"].sum())
         shift = step % len(names)
         for name in names[shift:] + names[:shift]:
             trainer = trainers[name]
@@ -154,6 +157,8 @@ def step_times(model, tokenizer, records: list[dict[str, Any]], args: argparse.N
         "protocol": "interleaved", "groups_per_step": args.groups, "rows_per_step": 3 * args.groups,
         "n_groups_available": len(kept), "warmup_steps": args.warmup_steps, "timed_steps": args.steps,
         "lambda_irm": 1.0, "lambda_probe": 5e-3,
+        # the probe's extra encoder pass (with gradient) runs over b̃: its tokens as a share of the step's own
+        "probe_encoder_token_share": tokens["probe"] / tokens["main"],
     }
     for name, values in durations.items():
         result[f"{name}_step_s_median"] = statistics.median(values)
