@@ -3,7 +3,8 @@ check whether a metric ranks gold rationales above them (VARIF proposal §4-§6)
 
 The suite and the statistics depend only on :mod:`larev_hf.data`, :mod:`larev_hf.io`, numpy and scipy;
 :mod:`larev_hf.meta.evaluation` (``meta_evaluate``, ``MetaEvaluation``: scoring a trained run's methods on the suite)
-sits above the run; :mod:`larev_hf.meta.frame` holds FRAME's meta-metrics (MAR, ASD, SCV, NRG) and perturbations.
+sits above the run; :mod:`larev_hf.meta.frame` holds FRAME's meta-metrics (MAR, ASD, SCV, NRG) and perturbations,
+:mod:`larev_hf.meta.varif` VARIF's arithmetic, :mod:`larev_hf.meta.task_model` the self-rationalizing task model.
 Every name loads on first use (:mod:`larev_hf.lazy`).
 """
 
@@ -25,6 +26,11 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "AXIOM_META_METRICS", "NLI_PARAPHRASES", "QA_PREFIXES", "asd", "contrastive_perturbation",
         "equivalent_perturbation", "mar", "noisy_labels", "nrg", "phi", "scv"
     ),
+    "varif": (
+        "harmonic", "hypervolume_2d", "keep_equivalent", "pareto_front", "robustness", "sim_nli", "specificity",
+        "transform_informativeness", "varif_scores"
+    ),
+    "task_model": ("SelfRationalizer",),
     "evaluation": (
         "MetaEvaluation", "meta_evaluate", "meta_evaluate_bundles", "meta_summary", "render_meta_markdown",
         "write_meta_report"
