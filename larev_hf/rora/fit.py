@@ -18,7 +18,7 @@ from transformers import PreTrainedTokenizerBase
 
 from larev_hf.io import write_json
 from larev_hf.modeling.backbones import build_model, build_tokenizer
-from larev_hf.modeling.presets import is_preset, training_defaults
+from larev_hf.modeling.presets import is_preset, is_pretrained, training_defaults
 from larev_hf.rora.detector import DetectorSettings, LeakageDetector, MaskedRationale, save_masked
 from larev_hf.rora.evaluator import NORMALIZATIONS, RoRAScorer, counterfactual_dataset, train_phi, train_theta
 from larev_hf.rora.infiller import (
@@ -75,7 +75,7 @@ class RoRASettings:
 
     def resolved(self, backbone: str) -> RoRASettings:
         """A copy with ``lambda_irm`` / ``groups_per_batch`` filled from the backbone kind's defaults."""
-        defaults = RORA_DEFAULTS["preset" if is_preset(backbone) else "pretrained"]
+        defaults = RORA_DEFAULTS["pretrained" if is_pretrained(backbone) else "preset"]
         return replace(self, lambda_irm=defaults["lambda_irm"] if self.lambda_irm is None else self.lambda_irm,
                        groups_per_batch=self.groups_per_batch or defaults["groups_per_batch"])
 
