@@ -152,8 +152,12 @@ def minilm_seq2seq_tokenizer() -> PreTrainedTokenizerFast:
 def build_bert2bert(tokenizer: PreTrainedTokenizerBase) -> EncoderDecoderModel:
     """BERT2BERT warm-started from MiniLM-L6 on both sides (Rothe et al., 2020): the decoder is MiniLM with causal
     self-attention and new cross-attention layers; it starts from ``[CLS]`` and stops at ``[SEP]``."""
+    import warnings
+
     from transformers.utils import logging as hf_logging
 
+    # The collator passes decoder_input_ids made from the labels, which is what this warning asks for anyway.
+    warnings.filterwarnings("ignore", message="Version v4.12.0 introduces a better way", category=FutureWarning)
     path = minilm_tokenizer_path()  # the package's model directory: weights and tokenizer
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # "newly initialized cross-attention weights" is the point of a warm start

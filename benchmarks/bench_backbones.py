@@ -1,0 +1,99 @@
+"""CPU throughput of the offline backbones: training and scoring examples/s on e-SNLI r ⊕ b inputs (issue 13).
+
+    python benchmarks/bench_backbones.py --backbones t5-tiny,minilm2minilm \
+        --output benchmarks/results/backbones_cpu.json
+
+For each backbone: ``--train-steps`` steps of ``Seq2SeqTrainer`` (AdamW, the backbone's batch size, after 3 warm-up
+steps) on e-SNLI training inputs r ⊕ b → label, then ``score_labels`` on ``--n-score`` test inputs (best of 3). The
+thread count and load average are recorded; nothing is trained to convergence.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import transformers
+from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, TrainerCallback
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from larev_hf.data import add_baselines, load_examples, make_baseline_builder  # noqa: E402
+from larev_hf.io import write_json  # noqa: E402
+from larev_hf.modeling import build_model, build_tokenizer, get_input_format, score_labels, training_defaults  # noqa: E402
+from larev_hf.training import TrainSettings, tokenize_pairs  # noqa: E402
+
+
+class StepClock(TrainerCallback):
+    """Wall time of each training step."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.start = 0.0
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self.start = time.perf_counter()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.times.append(time.perf_counter() - self.start)
+
+
+def measure(backbone: str, records: list[dict], test: list[dict], args: argparse.Namespace) -> dict:
+    fmt = get_input_format("larev")
+    sources = [fmt.rationale_input(r["rationale"], r["baseline"]) for r in records]
+    labels = [r["label"] for r in records]
+    tokenizer = build_tokenizer(backbone, sources + labels)
+    model = build_model(backbone, tokenizer, seed=0)
+    batch_size = int(training_defaults(backbone)["batch_size"])
+    clock = StepClock()
+    with tempfile.TemporaryDirectory() as output_dir:
+        training_args = TrainSettings(batch_size=batch_size, progress=False).training_arguments(
+            output_dir, max_steps=args.train_steps + 3, save_strategy="no", logging_steps=10_000)
+        trainer = Seq2SeqTrainer(model=model, args=training_args, train_dataset=tokenize_pairs(tokenizer, sources, labels),
+                                 data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
+                                 processing_class=tokenizer, callbacks=[clock])
+        trainer.train()
+    step_s = sum(clock.times[3:]) / len(clock.times[3:])
+    test_sources = [fmt.rationale_input(r["rationale"], r["baseline"]) for r in test]
+    test_labels = [r["label"] for r in test]
+    model.eval()
+    score_labels(model, tokenizer, test_sources[:8], test_labels[:8])
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        score_labels(model, tokenizer, test_sources, test_labels, batch_size=64)
+        best = min(best, time.perf_counter() - start)
+    return {"parameters_m": sum(p.numel() for p in model.parameters()) / 1e6, "batch_size": batch_size,
+            "train_step_s": step_s, "train_examples_per_s": batch_size / step_s,
+            "score_examples_per_s": len(test) / best}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "esnli"))
+    parser.add_argument("--backbones", default="t5-tiny,minilm2minilm")
+    parser.add_argument("--train-steps", type=int, default=20)
+    parser.add_argument("--n-score", type=int, default=256)
+    parser.add_argument("--output", default="benchmarks/results/backbones_cpu.json")
+    args = parser.parse_args()
+    transformers.logging.set_verbosity_error()
+    builder = make_baseline_builder("template", seed=0)
+    records = add_baselines(load_examples("esnli", args.data_dir, "train", max_examples=2000, seed=0), builder).to_list()
+    test = add_baselines(load_examples("esnli", args.data_dir, "test", max_examples=args.n_score), builder).to_list()
+    load_before = os.getloadavg()[0]
+    result = {"benchmark": "backbone CPU throughput (e-SNLI r ⊕ b → label)", "torch_threads": torch.get_num_threads(),
+              "load_avg_1m_before": load_before,
+              "backbones": {name: measure(name, records, test, args) for name in args.backbones.split(",")},
+              "load_avg_1m_after": os.getloadavg()[0]}
+    print(json.dumps(result, indent=2))
+    write_json(args.output, result)
+
+
+if __name__ == "__main__":
+    main()
