@@ -68,3 +68,22 @@ def test_length_grouped_sampler_cuts_padding_and_keeps_the_epoch_random() -> Non
         assert longest != sorted(longest, reverse=True)
         assert list(sampler) == orders[epoch]
     assert orders[0] != orders[1]
+
+
+def test_group_by_length_reaches_the_trainers_sampler(tiny_model, tiny_tokenizer, tmp_path) -> None:
+    """``TrainSettings(group_by_length=True)`` → the evaluator trainer samples with the shuffled length-grouped
+    sampler over the rows' input lengths; the default keeps HF's random sampler."""
+    from transformers import DataCollatorForSeq2Seq
+
+    from larev_hf.training import EvaluatorTrainer, LengthGroupedShuffledSampler, tokenize_pairs
+
+    dataset = tokenize_pairs(tiny_tokenizer, SOURCES, TARGETS)
+    for grouped in (True, False):
+        settings = TrainSettings(batch_size=4, progress=False, group_by_length=grouped)
+        trainer = EvaluatorTrainer(model=tiny_model, args=settings.training_arguments(tmp_path / str(grouped)),
+                                   train_dataset=dataset, processing_class=tiny_tokenizer,
+                                   data_collator=DataCollatorForSeq2Seq(tiny_tokenizer, model=tiny_model))
+        sampler = trainer._get_train_sampler()
+        assert isinstance(sampler, LengthGroupedShuffledSampler) == grouped
+        if grouped:
+            assert sampler.lengths == [len(ids) for ids in dataset["input_ids"]] and sampler.batch_size == 4
