@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from larev_hf.cli import build_parser  # noqa: E402
 from larev_hf.io import read_json, write_json  # noqa: E402
 
 
@@ -34,6 +35,7 @@ def main() -> None:
     args, run_args = parser.parse_known_args()
     command = ["larev-hf", "--quiet", "run", "--method", args.method, "--dataset", args.dataset,
                "--data-dir", args.data_dir, "--output-dir", args.output_dir, *run_args]
+    build_parser().parse_args(command[2:])  # a mistyped forwarded flag fails here, not after minutes of training
     load_before, start = os.getloadavg(), time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start

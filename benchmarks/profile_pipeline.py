@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from larev_hf.cli import build_parser  # noqa: E402
 from larev_hf.io import read_json, write_json  # noqa: E402
 
 #: Stage → the function on the stack of every sample that belongs to it.
@@ -97,6 +98,7 @@ def main() -> None:
                    "larev-hf", "--quiet", "run", "--method", args.method, "--dataset", "esnli", "--data-dir", args.data_dir,
                    "--output-dir", str(run_dir), "--max-train-examples", str(args.max_train_examples),
                    "--max-eval-examples", str(args.max_eval_examples), *run_args]
+        build_parser().parse_args(command[10:])  # a mistyped forwarded flag fails here, not under the profiler
         load_before, start = os.getloadavg()[0], time.perf_counter()
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         wall = time.perf_counter() - start
