@@ -18,9 +18,8 @@ from typing import Any
 
 from larev_hf.methods import get_method, method_names, resolve_methods
 from larev_hf.methods.settings import add_dataclass_arguments, comma_list, field_values, help_field
-from larev_hf.modeling import PRESETS, get_input_format, training_defaults
+from larev_hf.modeling import PRESETS, get_input_format, is_pretrained, training_defaults
 from larev_hf.modeling.lora_settings import LoraSettings
-from larev_hf.modeling.presets import is_pretrained
 from larev_hf.scores import VARIANTS
 from larev_hf.training import TrainSettings
 

@@ -2,7 +2,7 @@
 
 A package lists which submodule defines each public name; the submodule is imported the first time the name is
 read (``from larev_hf.modeling import build_model`` or ``larev_hf.modeling.build_model``) and the value is cached on
-the package. Static type checkers see the same names through an ``if TYPE_CHECKING:`` block of real imports.
+the package. ``dir(package)`` and ``__all__`` list every name before any is loaded.
 """
 
 from __future__ import annotations

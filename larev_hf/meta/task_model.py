@@ -13,7 +13,7 @@ import difflib
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,8 @@ class SelfRationalizer:
         targets = [self_rationalization_target(y, r["rationale"]) for y, r in zip(labels, records, strict=True)]
         tokenizer = tokenizer or build_tokenizer(backbone, sources + targets)
         settings = settings or TrainSettings(seed=seed, progress=False)
-        settings.max_label_length = max(settings.max_label_length, 96)
+        # targets hold a whole rationale; a copy, so the caller's settings are left as they were
+        settings = replace(settings, max_label_length=max(settings.max_label_length, 96))
         train_seq2seq(build_model(backbone, tokenizer, seed=seed), tokenizer, sources, targets, output_dir, settings)
         model, tokenizer = load_evaluator(output_dir, device="cpu")
         return cls(model, tokenizer)

@@ -6,7 +6,7 @@ Names load on first use (:mod:`larev_hf.lazy`): the presets and input formats wi
 from larev_hf.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "presets": ("PRESETS", "BackbonePreset", "is_preset", "training_defaults"),
+    "presets": ("PRESETS", "BackbonePreset", "is_preset", "is_pretrained", "training_defaults"),
     "backbones": ("build_model", "build_tokenizer", "check_backbone", "hub_offline", "load_evaluator", "resolve_device",
                   "save_evaluator"),
     "scoring": ("LabelScores", "predict_choices", "score_labels"),

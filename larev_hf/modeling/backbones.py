@@ -31,10 +31,7 @@ from transformers import (
 )
 
 from larev_hf.modeling.lora import is_adapter_dir, load_adapter_model
-from larev_hf.modeling.presets import (
-    PRESETS,
-    is_preset,
-)
+from larev_hf.modeling.presets import PRESETS, is_preset
 
 SPECIAL_TOKENS = {"pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>", "mask_token": "<mask>", "bos_token": "<s>"}
 

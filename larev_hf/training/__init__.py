@@ -13,6 +13,6 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "losses": ("IRMProbeLoss", "irm_penalty", "label_nll"),
     "sampler": ("EnvironmentGroupBatchSampler", "GroupOrderSampler", "LengthGroupedShuffledSampler",
                 "length_grouped_batches"),
-    "seq2seq": ("EvaluatorTrainer", "checkpoint_dir_for", "fit_and_save", "save_model_atomically", "tokenize_pairs", "train_on_records",
-                "train_seq2seq"),
+    "seq2seq": ("EvaluatorTrainer", "checkpoint_dir_for", "fit_and_save", "save_model_atomically", "tokenize_pairs",
+                "train_on_records", "train_seq2seq"),
 })
