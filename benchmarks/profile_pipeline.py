@@ -94,17 +94,17 @@ def main() -> None:
         sys.exit("profile_pipeline.py needs py-spy: pip install py-spy")
     with tempfile.TemporaryDirectory() as tmp:
         run_dir, raw_path = Path(tmp) / "run", Path(tmp) / "profile.txt"
-        command = ["py-spy", "record", "-r", str(args.rate), "--format", "raw", "-o", str(raw_path), "--",
-                   "larev-hf", "--quiet", "run", "--method", args.method, "--dataset", "esnli", "--data-dir", args.data_dir,
-                   "--output-dir", str(run_dir), "--max-train-examples", str(args.max_train_examples),
-                   "--max-eval-examples", str(args.max_eval_examples), *run_args]
-        build_parser().parse_args(command[10:])  # a mistyped forwarded flag fails here, not under the profiler
+        run = ["larev-hf", "--quiet", "run", "--method", args.method, "--dataset", "esnli", "--data-dir", args.data_dir,
+               "--output-dir", str(run_dir), "--max-train-examples", str(args.max_train_examples),
+               "--max-eval-examples", str(args.max_eval_examples), *run_args]
+        build_parser().parse_args(run[1:])  # a mistyped forwarded flag fails here, not under the profiler
+        command = ["py-spy", "record", "-r", str(args.rate), "--format", "raw", "-o", str(raw_path), "--", *run]
         load_before, start = os.getloadavg()[0], time.perf_counter()
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         wall = time.perf_counter() - start
         report = read_json(run_dir / "report.json")
         result = {
-            "benchmark": "profile of larev-hf run (py-spy sampling)", "command": " ".join(command[8:]),
+            "benchmark": "profile of larev-hf run (py-spy sampling)", "command": " ".join(run),
             "wall_s": wall, "load_avg_1m_before": load_before, "load_avg_1m_after": os.getloadavg()[0],
             "cpu_count": os.cpu_count(), "stage_seconds": report.get("timings", {}),
             **summarise(raw_path.read_text()),

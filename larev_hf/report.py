@@ -91,7 +91,6 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-
 def save_figure(fig: Any, path: str | os.PathLike) -> None:
     """Write a matplotlib figure as PNG atomically and close it."""
     import matplotlib.pyplot as plt

@@ -22,6 +22,8 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from larev_hf.modeling.scoring import pad_rows
+
 STOP_WORDS = frozenset(
     """a an the of to in on at by for with from and or but if then than that this these those it its is are was were be been
     being am do does did has have had he she they them his her their we us our you your i me my there here as so such
@@ -143,8 +145,8 @@ def integrated_gradients_terms(
     ig = IntegratedGradients(log_prob)
     # Batches of similar length (little padding); results go back in input order. Weights need no gradient: only
     # the input embeddings' is used, and frozen weights keep autograd from saving what their gradients would need.
-    lengths = [len(ids) for ids in tokenizer(list(texts), truncation=True)["input_ids"]]
-    order = sorted(range(len(texts)), key=lengths.__getitem__)
+    source_ids = tokenizer(list(texts), truncation=True)["input_ids"]  # tokenized once: sort key and batches
+    order = sorted(range(len(texts)), key=lambda i: len(source_ids[i]))
     terms: list[LeakageTerm | None] = [None] * len(texts)
     trainable = [p for p in model.parameters() if p.requires_grad]
     for parameter in trainable:
@@ -153,19 +155,20 @@ def integrated_gradients_terms(
         for start in tqdm(range(0, len(texts), settings.batch_size), desc="integrated gradients", disable=not progress):
             index = order[start : start + settings.batch_size]
             batch_texts = [texts[i] for i in index]
-            enc = tokenizer(batch_texts, return_tensors="pt", padding=True, truncation=True).to(device)
+            input_ids, attention_mask = pad_rows([source_ids[i] for i in index], tokenizer.pad_token_id)
+            input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
             label_ids = tokenizer(text_target=[labels[i] for i in index], return_tensors="pt", padding=True)["input_ids"]
             label_ids = label_ids.masked_fill(label_ids == tokenizer.pad_token_id, -100).to(device)
             with torch.no_grad():
-                inputs_embeds = embed(enc["input_ids"])
+                inputs_embeds = embed(input_ids)
             attributions = ig.attribute(
                 inputs_embeds,
                 baselines=torch.zeros_like(inputs_embeds),
-                additional_forward_args=(enc["attention_mask"], label_ids),
+                additional_forward_args=(attention_mask, label_ids),
                 n_steps=settings.n_steps,
                 internal_batch_size=settings.internal_batch_size or len(batch_texts) * settings.n_steps,
             )
-            token_scores = (attributions.sum(-1) * enc["attention_mask"]).detach().cpu()
+            token_scores = (attributions.sum(-1) * attention_mask).detach().cpu()
             for row, (i, text) in enumerate(zip(index, batch_texts, strict=True)):
                 token_words, spans = word_spans(tokenizer, text)
                 scores = [0.0] * len(spans)

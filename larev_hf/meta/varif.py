@@ -43,14 +43,14 @@ def robustness(entail: EntailmentFn, explanations: Sequence[str],
                perturbed_explanations: Sequence[Sequence[str]]) -> np.ndarray:
     """R_i = mean over example i's kept perturbations of Sim_NLI(e_i, e_i^(j)) (§3.1); NaN where none was kept."""
     pairs = [(i, other) for i, others in enumerate(perturbed_explanations) for other in others]
-    out = np.full(len(explanations), np.nan)
     if not pairs:
-        return out
+        return np.full(len(explanations), np.nan)
     similarity = sim_nli(entail, [explanations[i] for i, _ in pairs], [other for _, other in pairs])
     owners = np.array([i for i, _ in pairs])
-    for i in np.unique(owners):
-        out[i] = float(similarity[owners == i].mean())
-    return out
+    counts = np.bincount(owners, minlength=len(explanations))
+    totals = np.bincount(owners, weights=similarity, minlength=len(explanations))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, totals / counts, np.nan)
 
 
 def transform_informativeness(values: Sequence[float], informativeness_transform: str = "exp") -> np.ndarray:

@@ -21,7 +21,7 @@ from larev_hf.modeling.backbones import load_evaluator
 from larev_hf.training.collator import EnvironmentCollator
 from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.losses import IRMProbeLoss
-from larev_hf.training.sampler import EnvironmentGroupBatchSampler
+from larev_hf.training.sampler import EnvironmentGroupBatchSampler, grouping_lengths
 
 
 class IRMProbeTrainer(Seq2SeqTrainer):
@@ -119,11 +119,8 @@ class IRMProbeTrainer(Seq2SeqTrainer):
         column = self.args.group_column
         if column not in dataset.column_names:
             raise ValueError(f"the training set needs a {column!r} column; it has {dataset.column_names}")
-        lengths = None
-        if self.args.train_sampling_strategy == "group_by_length":
-            lengths = [len(ids) for ids in dataset["input_ids"]]
         return EnvironmentGroupBatchSampler(dataset[column], self.args.per_device_train_batch_size, seed=self.args.seed,
-                                            lengths=lengths)
+                                            lengths=grouping_lengths(self.args, dataset))
 
     def get_train_dataloader(self) -> DataLoader:
         if self.train_dataset is None:

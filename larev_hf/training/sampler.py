@@ -16,6 +16,7 @@ splits across processes. The group order is reshuffled every epoch with ``seed +
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import torch
 from torch.utils.data import BatchSampler, Sampler
@@ -37,6 +38,14 @@ def length_grouped_batches(items: Sequence[int], length: Callable[[int], int], p
                for i in range(0, len(sorted_chunk), per_batch)]
     short = [batches.pop()] if batches and len(batches[-1]) < per_batch else []
     return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()] + short
+
+
+def grouping_lengths(args: Any, dataset: Any) -> list[int] | None:
+    """The rows' input lengths when ``args.train_sampling_strategy`` is ``"group_by_length"`` and the dataset has
+    ``input_ids`` — what both trainers group their batches by (``TrainSettings.group_by_length``); else ``None``."""
+    if args.train_sampling_strategy != "group_by_length" or "input_ids" not in getattr(dataset, "column_names", ()):
+        return None
+    return [len(ids) for ids in dataset["input_ids"]]
 
 
 class LengthGroupedShuffledSampler(Sampler[int]):

@@ -27,7 +27,7 @@ from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.trainer_utils import get_last_checkpoint
 
 from larev_hf.modeling.lora import is_peft_model, save_adapter
-from larev_hf.training.sampler import LengthGroupedShuffledSampler
+from larev_hf.training.sampler import LengthGroupedShuffledSampler, grouping_lengths
 from larev_hf.training.settings import TrainSettings
 
 
@@ -37,11 +37,11 @@ class EvaluatorTrainer(Seq2SeqTrainer):
     or a dataset without ``input_ids``, is HF's."""
 
     def _get_train_sampler(self, train_dataset=None):
-        dataset = train_dataset if train_dataset is not None else self.train_dataset
-        if self.args.train_sampling_strategy != "group_by_length" or "input_ids" not in getattr(dataset, "column_names", ()):
+        lengths = grouping_lengths(self.args, train_dataset if train_dataset is not None else self.train_dataset)
+        if lengths is None:
             return super()._get_train_sampler(train_dataset)
         seed = self.args.data_seed if self.args.data_seed is not None else self.args.seed
-        return LengthGroupedShuffledSampler([len(ids) for ids in dataset["input_ids"]], self.args.train_batch_size, seed)
+        return LengthGroupedShuffledSampler(lengths, self.args.train_batch_size, seed)
 
 
 def tokenize_pairs(
