@@ -111,19 +111,16 @@ def select_leakage_term(
     return LeakageTerm(start, end, text[start:end], float(max(scores[i] for i in chosen)), fired, words, [float(s) for s in scores])
 
 
-def integrated_gradients_terms(
+def integrated_gradients_word_scores(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
     texts: Sequence[str],
     labels: Sequence[str],
     settings: IGSettings | None = None,
     progress: bool = False,
-    regions: Sequence[tuple[int, int]] | None = None,
-) -> list[LeakageTerm]:
-    """t_leak for every (b, y): IG of log p_Φbase(y | b) over b's input embeddings, summed to words.
-
-    ``regions`` optionally restricts, per text, the character range t_leak may come from.
-    """
+) -> list[tuple[list[tuple[int, int]], list[float]]]:
+    """IG of log p(y | text) over the encoder input embeddings (thesis eq. 4.2), summed over the embedding dimension
+    and over each word's subwords: per text, the words' character spans and their attributions."""
     from captum.attr import IntegratedGradients
 
     settings = settings or IGSettings()
@@ -147,14 +144,13 @@ def integrated_gradients_terms(
     # the input embeddings' is used, and frozen weights keep autograd from saving what their gradients would need.
     source_ids = tokenizer(list(texts), truncation=True)["input_ids"]  # tokenized once: sort key and batches
     order = sorted(range(len(texts)), key=lambda i: len(source_ids[i]))
-    terms: list[LeakageTerm | None] = [None] * len(texts)
+    out: list[tuple[list[tuple[int, int]], list[float]] | None] = [None] * len(texts)
     trainable = [p for p in model.parameters() if p.requires_grad]
     for parameter in trainable:
         parameter.requires_grad_(False)
     try:
         for start in tqdm(range(0, len(texts), settings.batch_size), desc="integrated gradients", disable=not progress):
             index = order[start : start + settings.batch_size]
-            batch_texts = [texts[i] for i in index]
             input_ids, attention_mask = pad_rows([source_ids[i] for i in index], tokenizer.pad_token_id)
             input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
             label_ids = tokenizer(text_target=[labels[i] for i in index], return_tensors="pt", padding=True)["input_ids"]
@@ -166,17 +162,36 @@ def integrated_gradients_terms(
                 baselines=torch.zeros_like(inputs_embeds),
                 additional_forward_args=(attention_mask, label_ids),
                 n_steps=settings.n_steps,
-                internal_batch_size=settings.internal_batch_size or len(batch_texts) * settings.n_steps,
+                internal_batch_size=settings.internal_batch_size or len(index) * settings.n_steps,
             )
             token_scores = (attributions.sum(-1) * attention_mask).detach().cpu()
-            for row, (i, text) in enumerate(zip(index, batch_texts, strict=True)):
-                token_words, spans = word_spans(tokenizer, text)
+            for row, i in enumerate(index):
+                token_words, spans = word_spans(tokenizer, texts[i])
                 scores = [0.0] * len(spans)
                 for position, word in enumerate(token_words):
                     if word is not None:
                         scores[word] += float(token_scores[row, position])
-                terms[i] = select_leakage_term(text, spans, scores, settings, regions[i] if regions is not None else None)
+                out[i] = (spans, scores)
     finally:
         for parameter in trainable:
             parameter.requires_grad_(True)
-    return terms
+    return out  # type: ignore[return-value]
+
+
+def integrated_gradients_terms(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    texts: Sequence[str],
+    labels: Sequence[str],
+    settings: IGSettings | None = None,
+    progress: bool = False,
+    regions: Sequence[tuple[int, int]] | None = None,
+) -> list[LeakageTerm]:
+    """t_leak for every (b, y): IG of log p_Φbase(y | b) over b's input embeddings, summed to words.
+
+    ``regions`` optionally restricts, per text, the character range t_leak may come from.
+    """
+    settings = settings or IGSettings()
+    scored = integrated_gradients_word_scores(model, tokenizer, texts, labels, settings, progress)
+    return [select_leakage_term(text, spans, scores, settings, regions[i] if regions is not None else None)
+            for i, (text, (spans, scores)) in enumerate(zip(texts, scored, strict=True))]
