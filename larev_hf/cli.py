@@ -1,9 +1,11 @@
-"""The ``larev-hf`` command line: ``demo``, ``run``, ``evaluate``, ``meta`` and ``export``.
+"""The ``larev-hf`` command line: ``demo``, ``run``, ``evaluate``, ``meta``, ``varif``, ``nli-train`` and ``export``.
 
     larev-hf demo --output-dir runs/demo
     larev-hf run --method rev --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/esnli-rev
     larev-hf evaluate --run-dir runs/esnli-rev --data-file my_rationales/test.jsonl --output-dir runs/esnli-rev/eval
     larev-hf meta --run-dir runs/esnli-rev [--families gold,vacuous,leak] [--user-families mine=my_rationales.jsonl]
+    larev-hf varif --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/varif-esnli
+    larev-hf nli-train --data-dir ../shared/data/esnli --output-dir models/nli-minilm-esnli
     larev-hf export --run-dir runs/esnli-rev --method rev --output-dir bundles/rev-esnli [--push-to-hub user/rev-esnli]
 """
 
@@ -73,7 +75,8 @@ class OnceFilter(logging.Filter):
 def build_parser() -> argparse.ArgumentParser:
     """The ``larev-hf`` parser; ``run``'s flags are generated from the settings dataclasses (:mod:`larev_hf.config`)."""
     from larev_hf.config import add_run_arguments
-    from larev_hf.meta.settings import MetaSettings
+    from larev_hf.meta.nli import add_nli_train_arguments
+    from larev_hf.meta.settings import MetaSettings, VarifSettings
     from larev_hf.methods import exportable_methods
     from larev_hf.methods.settings import add_dataclass_arguments
 
@@ -101,6 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
     meta.add_argument("--run-dir", required=True, help="a trained run directory (`larev-hf run`)")
     meta.add_argument("--output-dir", default=None, help="where the meta report goes (default: RUN_DIR/meta)")
     add_dataclass_arguments(meta, MetaSettings)
+
+    varif = commands.add_parser("varif", help="compare explanation generators on VARIF's robustness x informativeness "
+                                "frontier (paraphrase robustness R, leakage-controlled LC-IG, specificity S)")
+    varif.add_argument("--output-dir", required=True, help="the VARIF run directory (created; a rerun resumes it)")
+    add_dataclass_arguments(varif, VarifSettings)
+
+    nli = commands.add_parser("nli-train", help="train the offline NLI judge (a MiniLM cross-encoder) on e-SNLI")
+    add_nli_train_arguments(nli)
 
     export = commands.add_parser("export", help="save a run's evaluators as an evaluator bundle (and push it to the Hub)")
     export.add_argument("--run-dir", required=True, help="a finished run directory (`larev-hf run`)")
@@ -151,6 +162,22 @@ def _meta(args: argparse.Namespace, progress: bool) -> int:
     return 0
 
 
+def _varif(args: argparse.Namespace, progress: bool) -> int:
+    """``larev-hf varif``: VARIF's frontier of explanation methods; prints the method table."""
+    from larev_hf.meta.settings import VarifSettings
+    from larev_hf.meta.varif_run import VarifRun
+    from larev_hf.methods.settings import field_values
+
+    run = VarifRun(VarifSettings(**field_values(VarifSettings, args)), args.output_dir, progress)
+    report = run.execute()
+    for name, entry in report["methods"].items():
+        values = {key: entry[key]["mean"] for key in ("R", "I", "I_tilde", "S", "VARIF")}
+        print(f"  {name:20s} " + "  ".join(f"{k} {'—' if v is None else f'{v:.3f}'}" for k, v in values.items()))
+    print(f"frontier: {', '.join(report['frontier'])}; hypervolume {report['hypervolume']:.4f}")
+    print(f"varif report: {run.dir}/varif_report.md")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     offline = False if {"-h", "--help"} & set(words) else detect_offline()  # help never reaches the Hub
@@ -173,6 +200,12 @@ def main(argv: list[str] | None = None) -> int:
             return _export(args)
         if args.command == "meta":
             return _meta(args, progress)
+        if args.command == "varif":
+            return _varif(args, progress)
+        if args.command == "nli-train":
+            from larev_hf.meta.nli import nli_train_main
+
+            return nli_train_main(args, progress)
         if args.command == "demo":
             # The main job: LAREV against REV. RoRA/LAS/RQ (``--method all``) add their own models and are ≈ 0 here by
             # design (the synthetic rationale alone decides the answer, which RoRA treats as leakage).

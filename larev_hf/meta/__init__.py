@@ -4,14 +4,17 @@ check whether a metric ranks gold rationales above them (VARIF proposal §4-§6)
 The suite and the statistics depend only on :mod:`larev_hf.data`, :mod:`larev_hf.io`, numpy and scipy;
 :mod:`larev_hf.meta.evaluation` (``meta_evaluate``, ``MetaEvaluation``: scoring a trained run's methods on the suite)
 sits above the run; :mod:`larev_hf.meta.frame` holds FRAME's meta-metrics (MAR, ASD, SCV, NRG) and perturbations,
-:mod:`larev_hf.meta.varif` VARIF's arithmetic, :mod:`larev_hf.meta.task_model` the self-rationalizing task model.
+:mod:`larev_hf.meta.varif` VARIF's arithmetic, :mod:`larev_hf.meta.task_model` the self-rationalizing task model;
+VARIF's models and run: :mod:`~larev_hf.meta.generators` (the explanation methods compared),
+:mod:`~larev_hf.meta.perturb` (P(x)), :mod:`~larev_hf.meta.nli` (the NLI judge), :mod:`~larev_hf.meta.lcig` (LC-IG),
+:mod:`~larev_hf.meta.specificity` (S) and :mod:`~larev_hf.meta.varif_run` (``larev-hf varif``).
 Every name loads on first use (:mod:`larev_hf.lazy`).
 """
 
 from larev_hf.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "settings": ("DEFAULT_FAMILIES", "FAMILY_LETTERS", "MetaSettings"),
+    "settings": ("DEFAULT_FAMILIES", "DEFAULT_GENERATORS", "FAMILY_LETTERS", "MetaSettings", "VarifSettings"),
     "stats": (
         "EXPECTED_ORDER", "NOT_WORSE_THAN_GOLD", "auc", "auc_ci", "auc_difference_ci", "kendall_tau_b",
         "mean_separation", "paired_win_rate", "summarize_method"
@@ -27,9 +30,18 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "equivalent_perturbation", "mar", "noisy_labels", "nrg", "phi", "scv"
     ),
     "varif": (
-        "harmonic", "hypervolume_2d", "keep_equivalent", "pareto_front", "robustness", "sim_nli", "specificity",
-        "transform_informativeness", "varif_scores"
+        "harmonic", "hypervolume_2d", "identity_aware", "keep_equivalent", "pareto_front", "robustness", "sim_nli",
+        "specificity", "transform_informativeness", "varif_scores"
     ),
+    "generators": (
+        "ExplanationGenerator", "GoldGenerator", "JsonlGenerator", "RandomKGenerator", "SelfRationalizerGenerator",
+        "TemplateGenerator", "Text2TextGenerator", "TfidfTopKGenerator", "build_generator"
+    ),
+    "nli": ("NLIJudge", "train_nli_judge"),
+    "perturb": ("format_perturbation", "hf_paraphraser", "perturb_records", "rule_paraphrases"),
+    "lcig": ("LCIG", "MaskSettings", "choice_log_probs", "mask_rationales"),
+    "specificity": ("SentenceEmbedder", "other_inputs", "specificity_scores"),
+    "varif_run": ("VarifRun", "check_hypotheses", "plot_frontier", "render_varif_markdown", "summarize_varif"),
     "task_model": ("SelfRationalizer",),
     "evaluation": (
         "MetaEvaluation", "meta_evaluate", "meta_evaluate_bundles", "meta_summary", "render_meta_markdown",

@@ -30,6 +30,20 @@ def sim_nli(entail: EntailmentFn, first: Sequence[str], second: Sequence[str]) -
     return 0.5 * (forward + backward)
 
 
+def identity_aware(entail: EntailmentFn) -> EntailmentFn:
+    """``entail`` with p_ent = 1 for a pair of identical texts (after stripping), without asking the judge: a text
+    entails itself by definition, and a judge's p_ent(e ⇒ e) < 1 would otherwise count as instability (docs/varif.md)."""
+
+    def judged(premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        out = np.ones(len(premises))
+        differ = [i for i, (a, b) in enumerate(zip(premises, hypotheses, strict=True)) if a.strip() != b.strip()]
+        if differ:
+            out[differ] = np.asarray(entail([premises[i] for i in differ], [hypotheses[i] for i in differ]), dtype=float)
+        return out
+
+    return judged
+
+
 def keep_equivalent(entail: EntailmentFn, originals: Sequence[str], perturbed: Sequence[str],
                     threshold: float = 0.5) -> list[bool]:
     """Which perturbed inputs to keep (§3.1): those the NLI judge finds entailed by the original *and* entailing it
