@@ -392,6 +392,12 @@ class ScriptParser:
     source: str = ""
     reason: str = ""
 
+    @property
+    def forwarded_command(self) -> str:
+        """The `larev-hf` subcommand the leftovers go to: the script's ``FORWARDS_TO = "..."``, else ``run``."""
+        match = re.search(r'^FORWARDS_TO\s*=\s*"(\w[\w-]*)"', self.source, re.MULTILINE)
+        return match.group(1) if match else "run"
+
 
 class _Unsupported(Exception):
     pass
@@ -509,8 +515,10 @@ def script_error(script: str, argv: list[str], launcher: list[str], cli_parser) 
         return error
     extra = [word for word in extra if word != "--"]
     if found.forwards_to_cli_run and extra:  # e.g. reproduce_tables.py ... -- --num-train-epochs 10
-        error, _ = parse_error(cli_parser, ["run", "--output-dir", PLACEHOLDER, *extra])
-        return error and f"forwarded to `larev-hf run`: {error}"
+        command = found.forwarded_command
+        output_dir = [] if "--output-dir" in extra else ["--output-dir", PLACEHOLDER]
+        error, _ = parse_error(cli_parser, [command, *output_dir, *extra])
+        return error and f"forwarded to `larev-hf {command}`: {error}"
     missing = [flag for flag in flags_of(extra) if flag not in found.source]
     return f"unparsed flags not found in {script}: {missing}" if missing else None
 

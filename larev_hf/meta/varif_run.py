@@ -453,16 +453,19 @@ def plot_frontier(report: Mapping[str, Any], path: str | os.PathLike) -> None:
     from larev_hf.report import save_figure
 
     methods = report["methods"]
-    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    fig, ax = plt.subplots(figsize=(7.2, 5.0))
+    clusters: dict[tuple[float, float], list[str]] = {}  # methods at (nearly) the same point share one label
     for name, entry in methods.items():
         r, i = entry["R"]["mean"], entry["I_tilde"]["mean"]
         if r is None:
             ax.axhline(i, linestyle="--", color="grey", linewidth=1)
             ax.annotate(f"{name} (no R)", (0.01, i), textcoords="offset points", xytext=(2, 3), fontsize=8, color="grey")
             continue
+        clusters.setdefault((round(r, 2), round(i, 2)), []).append(name)
         on_front = name in report["frontier"]
-        ax.scatter([r], [i], s=40, color="tab:red" if on_front else "tab:blue", zorder=3)
-        ax.annotate(name, (r, i), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        ax.scatter([r], [i], s=40, color="tab:red" if on_front else "tab:blue", zorder=4 if on_front else 3)
+    for (r, i), names in clusters.items():
+        ax.annotate(", ".join(names), (r, i), textcoords="offset points", xytext=(-4, 6), fontsize=8, ha="right")
     front = [(methods[n]["R"]["mean"], methods[n]["I_tilde"]["mean"]) for n in report["frontier"]]
     if front:
         xs, ys = [], []
