@@ -1,4 +1,5 @@
-"""The ``larev-hf`` command line: ``demo``, ``run``, ``evaluate``, ``meta``, ``varif``, ``nli-train`` and ``export``.
+"""The ``larev-hf`` command line: ``demo``, ``run``, ``evaluate``, ``meta``, ``varif``, ``nli-train``, ``frame`` and
+``export``.
 
     larev-hf demo --output-dir runs/demo
     larev-hf run --method rev --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/esnli-rev
@@ -6,6 +7,7 @@
     larev-hf meta --run-dir runs/esnli-rev [--families gold,vacuous,leak] [--user-families mine=my_rationales.jsonl]
     larev-hf varif --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/varif-esnli
     larev-hf nli-train --data-dir ../shared/data/esnli --output-dir models/nli-minilm-esnli
+    larev-hf frame --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/frame-esnli
     larev-hf export --run-dir runs/esnli-rev --method rev --output-dir bundles/rev-esnli [--push-to-hub user/rev-esnli]
 """
 
@@ -76,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``larev-hf`` parser; ``run``'s flags are generated from the settings dataclasses (:mod:`larev_hf.config`)."""
     from larev_hf.config import add_run_arguments
     from larev_hf.meta.nli import add_nli_train_arguments
-    from larev_hf.meta.settings import MetaSettings, VarifSettings
+    from larev_hf.meta.settings import FrameSettings, MetaSettings, VarifSettings
     from larev_hf.methods import exportable_methods
     from larev_hf.methods.settings import add_dataclass_arguments
 
@@ -112,6 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     nli = commands.add_parser("nli-train", help="train the offline NLI judge (a MiniLM cross-encoder) on e-SNLI")
     add_nli_train_arguments(nli)
+
+    frame = commands.add_parser("frame", help="FRAME's three axioms for the rationale-label-consistency metrics "
+                                "(F-GOLD, GH-GOLD, GH-PRED, NP-GH-PRED): tables 1-3 with NRG over seeds")
+    frame.add_argument("--output-dir", required=True, help="the FRAME run directory (created; a rerun resumes it)")
+    add_dataclass_arguments(frame, FrameSettings)
 
     export = commands.add_parser("export", help="save a run's evaluators as an evaluator bundle (and push it to the Hub)")
     export.add_argument("--run-dir", required=True, help="a finished run directory (`larev-hf run`)")
@@ -202,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
             return _meta(args, progress)
         if args.command == "varif":
             return _varif(args, progress)
+        if args.command == "frame":
+            from larev_hf.meta.frame_run import frame_main
+
+            return frame_main(args, progress)
         if args.command == "nli-train":
             from larev_hf.meta.nli import nli_train_main
 

@@ -14,7 +14,8 @@ Every name loads on first use (:mod:`larev_hf.lazy`).
 from larev_hf.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "settings": ("DEFAULT_FAMILIES", "DEFAULT_GENERATORS", "FAMILY_LETTERS", "MetaSettings", "VarifSettings"),
+    "settings": ("DEFAULT_FAMILIES", "DEFAULT_GENERATORS", "FAMILY_LETTERS", "FrameSettings", "MetaSettings",
+                 "VarifSettings"),
     "stats": (
         "EXPECTED_ORDER", "NOT_WORSE_THAN_GOLD", "auc", "auc_ci", "auc_difference_ci", "kendall_tau_b",
         "mean_separation", "paired_win_rate", "summarize_method"
@@ -41,6 +42,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "perturb": ("format_perturbation", "hf_paraphraser", "perturb_records", "rule_paraphrases"),
     "lcig": ("LCIG", "MaskSettings", "choice_log_probs", "mask_rationales"),
     "specificity": ("SentenceEmbedder", "other_inputs", "specificity_scores"),
+    "frame_run": ("FrameRun", "RLC_METRICS", "SimulatorPair", "Simulators"),
     "varif_run": ("VarifRun", "check_hypotheses", "plot_frontier", "render_varif_markdown", "summarize_varif"),
     "task_model": ("SelfRationalizer",),
     "evaluation": (

@@ -216,8 +216,14 @@ class LCIG:
 
     @staticmethod
     def train(records: Sequence[Mapping[str, Any]], directory: str | os.PathLike, backbone: str = "t5-tiny",
-              settings: Any = None, mask_settings: MaskSettings | None = None, progress: bool = False) -> LCIG:
-        """Step A of §3.2 on ``records``' gold rationales; each finished predictor directory is kept (resume)."""
+              settings: Any = None, mask_settings: MaskSettings | None = None, progress: bool = False,
+              null_rationales: float = 0.0) -> LCIG:
+        """Step A of §3.2 on ``records``' gold rationales; each finished predictor directory is kept (resume).
+
+        ``null_rationales``: the share of the training examples h₁ and h₁ᵘ also see with an *empty* rationale
+        (x ⊕ ∅ → y, a seeded draw), so that they fall back to p(y | x) when a rationale says nothing instead of
+        reading an out-of-distribution text; 0 is the proposal's h₁, trained on gold rationales only (docs/varif.md).
+        """
         from larev_hf.modeling import build_model, build_tokenizer, load_evaluator
         from larev_hf.modeling.templates import task_text
         from larev_hf.training import TrainSettings, train_seq2seq
@@ -235,17 +241,22 @@ class LCIG:
             tokenizer = build_tokenizer(backbone, texts)
             tokenizer.save_pretrained(tokenizer_dir)
         labels = [r["label"] for r in records]
+        rng = np.random.default_rng(settings.seed)
+        null = sorted(rng.choice(len(records), size=round(null_rationales * len(records)), replace=False).tolist())
+        null_sources = [augmented_input(records[i], "") for i in null]
 
-        def fit(name: str, sources: list[str], seed_offset: int) -> Any:
+        def fit(name: str, sources: list[str], seed_offset: int, with_null: bool = False) -> Any:
             if not (directory / name / "config.json").is_file():
                 model = build_model(backbone, tokenizer, seed=settings.seed + seed_offset)
-                train_seq2seq(model, tokenizer, sources, labels, directory / name, settings)
+                targets = labels + [labels[i] for i in null] if with_null else labels
+                train_seq2seq(model, tokenizer, sources + (null_sources if with_null else []), targets,
+                              directory / name, settings)
             model, _ = load_evaluator(directory / name, device="cpu")
             return model
 
         fit("h0", [task_text(r) for r in records], 0)
         detector = fit("detector", [r["rationale"] for r in records], 1)
-        fit("h1_unmasked", [augmented_input(r, r["rationale"]) for r in records], 2)
+        fit("h1_unmasked", [augmented_input(r, r["rationale"]) for r in records], 2, with_null=True)
         if not (directory / "h1" / "config.json").is_file():
             masks_path = directory / "train_masks.jsonl"
             if masks_path.is_file():
@@ -259,7 +270,7 @@ class LCIG:
                                        settings=mask_settings, progress=progress)
                 write_jsonl(masks_path, [{"id": r["id"], **row} for r, row in zip(records, rows, strict=True)])
                 masked = [row["masked"] for row in rows]
-            fit("h1", [augmented_input(r, m) for r, m in zip(records, masked, strict=True)], 3)
+            fit("h1", [augmented_input(r, m) for r, m in zip(records, masked, strict=True)], 3, with_null=True)
         return LCIG(directory, mask_settings)
 
     def score(self, records: Sequence[Mapping[str, Any]], rationales: Sequence[str],

@@ -84,6 +84,9 @@ class VarifSettings:
                                   "text2text paraphraser by name or path (Vamsi/T5_Paraphrase_Paws in the paper)")
     k_paraphrases: int = help_field(2, "paraphrase perturbations per example (plus one format perturbation)")
     nli_threshold: float = help_field(0.5, "a paraphrase is kept when p(entailment) exceeds this both ways")
+    h1_null_rationales: float = help_field(
+        0.5, "LC-IG: share of training examples h1 also sees with an empty rationale (x ⊕ ∅ → y), so a rationale "
+        "that says nothing falls back to p(y | x) instead of going out of distribution; 0: the proposal's h1")
     mask_share: float = help_field(0.1, "LC-IG: share of r's words masked by IG (§3.2: 10%%)")
     max_masked: int = help_field(10, "LC-IG: at most this many words masked by IG (§3.2: 10)")
     ig_labels: str = help_field("all", "LC-IG: IG towards every label's logit, a word scored by its largest "
@@ -98,3 +101,57 @@ class VarifSettings:
                                             report_only=True)
     seed: int = help_field(0, "seed of training, template draws, perturbations and the M other inputs")
     n_boot: int = help_field(1000, "bootstrap replicates of the 95%% intervals", report_only=True)
+
+
+#: FRAME's four RLC metrics (§3.3), in table order.
+FRAME_METRICS: tuple[str, ...] = ("f_gold", "gh_gold", "gh_pred", "np_gh_pred")
+
+
+@dataclass
+class FrameSettings:
+    """What ``larev-hf frame`` trains and measures (FRAME §3-§4, ``papers/frame.txt``; the offline stand-ins and the
+    choices the paper leaves open are documented in docs/frame.md); every field is a ``--flag``."""
+
+    dataset: str = help_field("esnli", "dataset kind (FRAME: e-SNLI and CoS-E)",
+                              choices=("esnli", "cose", "ecqa", "strategyqa", "jsonl"))
+    data_dir: str | None = help_field(None, "local directory with {train,test}.jsonl, or a Hub dataset name")
+    max_train_examples: int | None = help_field(2000, "training examples of F and of the simulators G, H (the "
+                                                "split's first N)")
+    max_eval_examples: int | None = help_field(500, "test examples Φ is measured on (the first N)")
+    task_backbone: str = help_field("t5-tiny", "the task model F (T5-Base in the paper): a preset or an HF seq2seq "
+                                    "checkpoint")
+    pretrained_simulator: str = help_field("minilm2minilm", "G and H of GH-GOLD and GH-PRED (pretrained; T5-Base in "
+                                           "the paper)")
+    scratch_simulator: str = help_field("minilm2minilm-scratch", "G and H of NP-GH-PRED (the same architecture with "
+                                        "random weights)")
+    capacity_backbones: list[str] = help_field(
+        ["t5-tiny", "t5-mini", "t5-midi"], "axiom 3 (C): F at these sizes (comma list; T5-Small/Base/Large in the "
+        "paper)", type=comma_list)
+    train_shares: list[str] = help_field(["1.0", "0.5", "0.3", "0.1"], "axiom 3 (A): F trained on these shares of "
+                                         "the training split (comma list)", type=comma_list)
+    noise_shares: list[str] = help_field(["0.0", "0.1", "0.3", "0.5"], "axiom 3 (B): F trained with these shares of "
+                                         "its training labels replaced by another class (comma list)", type=comma_list)
+    seeds: list[str] = help_field(["0", "1", "2"], "seeds (comma list); every cell is a mean ± std over them",
+                                  type=comma_list)
+    metrics: list[str] = help_field(list(FRAME_METRICS), "RLC metrics compared (comma list of "
+                                    + ", ".join(FRAME_METRICS) + ")", type=comma_list)
+    axioms: list[str] = help_field(["1", "2", "3"], "axioms measured (comma list of 1, 2, 3)", type=comma_list)
+    num_train_epochs: float | None = help_field(None, "epochs of every trained model (default: each backbone's)")
+    scv_denominator: str = help_field(
+        "abs", "SCV of axiom 3: 'abs' σ/|μ| where μ(Φ(ŷ)) < 0 (F-GOLD's always is; the paper prints positive SCVs for "
+        "it), 'signed' σ/μ, undefined for μ ≤ 0", choices=("abs", "signed"), report_only=True)
+    n_boot: int = help_field(1000, "bootstrap replicates of the 95%% intervals of Φ(ŷ)", report_only=True)
+
+    def share_values(self, name: str) -> list[float]:
+        """``train_shares`` or ``noise_shares`` as numbers (a malformed entry raises naming the flag)."""
+        try:
+            return [float(value) for value in getattr(self, name)]
+        except ValueError as error:
+            raise ValueError(f"--{name.replace('_', '-')}: expected numbers, got {getattr(self, name)}") from error
+
+    def seed_values(self) -> list[int]:
+        """``seeds`` as integers."""
+        try:
+            return [int(value) for value in self.seeds]
+        except ValueError as error:
+            raise ValueError(f"--seeds: expected integers, got {self.seeds}") from error

@@ -169,7 +169,8 @@ class VarifRun:
         from larev_hf.meta.lcig import LCIG
 
         lcig = LCIG.train(self.records("train"), self.dir / "models" / "lcig", backbone=self.settings.backbone,
-                          settings=self.train_settings(), mask_settings=self.mask_settings(), progress=self.progress)
+                          settings=self.train_settings(), mask_settings=self.mask_settings(), progress=self.progress,
+                          null_rationales=self.settings.h1_null_rationales)
         test = self.records("test")
         base, correct = lcig.base_log_probs(test, self.progress)
         write_jsonl(self.dir / "base.jsonl", [{"id": r["id"], "log_p0": float(v), "h0_correct": bool(c)}

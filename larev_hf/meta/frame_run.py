@@ -1,0 +1,964 @@
+"""``larev-hf frame``: FRAME's axioms 1-3 for four RLC metrics on one dataset (``papers/frame.txt`` §2.2-§4, A.1).
+
+``FrameRun(settings, output_dir).execute()`` trains the task model F (a self-rationalizing seq2seq,
+:mod:`larev_hf.meta.task_model`) and, per RLC metric, the control simulator G (x → label) and the treatment simulator
+H (x ⊕ r → label), then measures Φ(r) = 𝟙_H(ŷ|x,r) − 𝟙_G(ŷ|x) (§2.2) for the rationales each axiom needs and
+FRAME's meta-metrics (:mod:`larev_hf.meta.frame`):
+
+- axiom 1: Φ(ŷ) and MAR over r ∈ {r̂, ṙ, ẏ};
+- axiom 2: ASD(Φ(ŷ), Φ(Ψe(ŷ))) and ASD(Φ(ŷ), Φ(Ψc(ŷ)));
+- axiom 3: the SCV of Φ(ŷ) across F trained on (A) less data, (B) noisier labels, (C) at other sizes, and (D) the ASD
+  between Φ(ŷ) on F's correct and on its incorrect test predictions;
+
+and each axiom's NRG across the metrics (§4), every cell a mean ± std over the seeds.
+
+The four RLC metrics (§3.3, :data:`RLC_METRICS`):
+
+- **F-GOLD**: G = F reading x, H = F reading x ⊕ r (:func:`~larev_hf.meta.lcig.augmented_input`); their label is
+  the one F generates (parsed and, if it is none of the choices, repaired to the nearest, as F's own predictions are),
+  so 𝟙_G(ŷ|x) = 100 by construction;
+- **GH-GOLD**: G and H start from the pretrained simulator and are fine-tuned on the gold labels ẏ;
+- **GH-PRED**: the same, fine-tuned on F's predicted labels ŷ on the training split;
+- **NP-GH-PRED**: the same architecture with random weights, trained on ŷ.
+
+Stages (each with a marker; a rerun resumes, :class:`~larev_hf.runner.StageRunner`):
+
+1. ``data``: the train and test records (``data/{train,test}.jsonl``);
+2. per seed s, per variant v of F (``base`` = the default F; axiom 3 adds ``train<pct>``, ``noise<pct>`` and
+   ``size-<backbone>``): ``F-<v>-s<s>``: F trained (``models/F/<v>-s<s>``) and its labels ŷ on the train and test
+   splits, its rationales r̂ on the test split for ``base`` (``task_model/<v>-s<s>/``);
+3. per seed, metric and variant: ``GH-<metric>-<v>-s<s>``: G and H (``models/GH/<metric>/<v>-s<s>/{G,H}``); GH-GOLD
+   does not depend on F and is trained once per seed (variant ``base``); F-GOLD has none;
+4. ``axioms-s<s>``: every simulator's predictions for every rationale (``evaluations/s<s>/<metric>-<v>.jsonl``,
+   each file written once, so an interrupted stage resumes by file).
+
+The report (``results/seed<s>.json``, ``frame_report.json``, ``frame_report.md``, ``frame_axioms.png``) is rebuilt
+from the evaluations on every call (seconds).
+
+**Where FRAME is silent** (docs/frame.md lists these too): H is trained on x ⊕ ṙ, the *gold* rationale (Fig. 4 leaves
+it open among r̂, ẏ, ṙ, ŷ); G and H start from the same initial weights (one seed); the training subsets of axiom 3
+(A) are nested prefixes of one seeded shuffle of the training split; the noisy labels of (B) flip exactly
+``round(share · n)`` labels (:func:`~larev_hf.meta.frame.noisy_labels`); the 100% / 0% / default-size settings of
+(A)-(C) are the one default F; SCV divides by |μ| where μ < 0 (``--scv-denominator``; F-GOLD's Φ(ŷ) is never
+positive, yet the paper prints positive SCVs for it) and is 0 where every setting gives the same Φ(ŷ) ≤ 0 (σ = 0);
+F's labels on the train split (the targets of GH-PRED and NP-GH-PRED) and F-GOLD's labels are generated up to
+:data:`LABEL_TOKENS` tokens (the label precedes the rationale, so greedy decoding gives the same label as a full
+generation); the std over seeds is the population one; the NRG column is
+computed from the seed means (as the paper's printed tables 1 and 2 reproduce), the per-seed NRG's mean ± std is
+reported beside it; a meta-metric undefined for some metric (a SCV with μ = 0 or a single setting, a MAR with a zero
+accuracy, an empty subpopulation) is left out of that axiom's NRG, and the report says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
+from larev_hf.meta.frame import (
+    AXIOM_META_METRICS,
+    accuracy,
+    asd,
+    contrastive_perturbation,
+    equivalent_perturbation,
+    mar,
+    noisy_labels,
+    nrg,
+    phi,
+    scv,
+)
+from larev_hf.meta.settings import FRAME_METRICS, FrameSettings
+from larev_hf.runner import StageRunner
+
+logger = logging.getLogger(__name__)
+
+#: FRAME's four RLC metrics (§3.3), in table order, and their display names.
+RLC_METRICS: tuple[str, ...] = FRAME_METRICS
+METRIC_NAMES: dict[str, str] = {"f_gold": "F-GOLD", "gh_gold": "GH-GOLD", "gh_pred": "GH-PRED",
+                                "np_gh_pred": "NP-GH-PRED"}
+#: The rationales Φ is measured for: the reference ŷ, the non-reference r̂, ṙ, ẏ (axiom 1) and Ψe(ŷ), Ψc(ŷ) (axiom 2).
+RATIONALES: tuple[str, ...] = ("y_hat", "r_hat", "r_dot", "y_dot", "psi_e", "psi_c")
+RATIONALE_NAMES: dict[str, str] = {"y_hat": "ŷ", "r_hat": "r̂", "r_dot": "ṙ", "y_dot": "ẏ", "psi_e": "Ψe(ŷ)",
+                                   "psi_c": "Ψc(ŷ)"}
+#: MAR's non-reference rationales R_NR (§3.2).
+NON_REFERENCE: tuple[str, ...] = ("r_hat", "r_dot", "y_dot")
+#: Axiom 3's variation factors (A)-(C): meta-metric ``scv_<factor>``.
+FACTORS: tuple[str, ...] = ("train_size", "label_noise", "capacity")
+#: The columns of tables 1-3 (the meta-metrics of :data:`~larev_hf.meta.frame.AXIOM_META_METRICS`, in order).
+TABLE_COLUMNS: dict[str, list[tuple[str, str]]] = {
+    "axiom1": [("phi_reference", "Φ(ŷ) (↑)"), ("mar", "MAR (↑)")],
+    "axiom2": [("asd_equivalent", "Equivalent ASD (↓)"), ("asd_contrastive", "Contrastive ASD (↑)")],
+    "axiom3": [("scv_train_size", "% Train SCV (↓)"), ("scv_label_noise", "% Noisy Train SCV (↓)"),
+               ("scv_capacity", "Capacity SCV (↓)"), ("asd_subpopulation", "Subpop. ASD (↓)")],
+}
+AXIOM_TITLES: dict[str, str] = {"axiom1": "Axiom 1: reference rationale upper bound",
+                                "axiom2": "Axiom 2: rationale perturbation sensitivity",
+                                "axiom3": "Axiom 3: robustness to variation in F"}
+#: Tokens F may generate for a label alone (its label comes before the separator; the rationale is not needed).
+LABEL_TOKENS = 24
+#: The variant of F every axiom but 3 (A)-(C) uses.
+BASE = "base"
+
+
+# ---------------------------------------------------------------------- simulators
+def generate_labels(model: Any, tokenizer: Any, inputs: Sequence[str], records: Sequence[Mapping[str, Any]],
+                    batch_size: int = 64, max_new_tokens: int = LABEL_TOKENS) -> tuple[list[str], list[bool]]:
+    """The label a self-rationalizing F generates for each input (greedy, batched by length exactly as
+    :meth:`~larev_hf.meta.task_model.SelfRationalizer.predict`), parsed and repaired to the nearest of the record's
+    choices; returns the labels and whether each was repaired."""
+    import torch
+
+    from larev_hf.meta.task_model import parse_self_rationalization
+
+    order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
+    outputs: list[str] = [""] * len(inputs)
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            encoded = tokenizer([inputs[i] for i in batch], return_tensors="pt", padding=True, truncation=True)
+            encoded = {key: value.to(model.device) for key, value in encoded.items()}
+            generated = model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1)
+            for i, text in zip(batch, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
+                outputs[i] = text
+    labels, repaired = [], []
+    for text, record in zip(outputs, records, strict=True):
+        label, _, was_repaired = parse_self_rationalization(text, list(record["choices"]))
+        labels.append(label)
+        repaired.append(bool(was_repaired))
+    return labels, repaired
+
+
+class SimulatorPair:
+    """G (control: x → label) and H (treatment: x ⊕ r → label) of one RLC metric.
+
+    Trained pairs (GH-GOLD, GH-PRED, NP-GH-PRED) predict the most probable of the record's choices
+    (:func:`~larev_hf.meta.lcig.choice_log_probs`); F-GOLD's pair is F itself (``generative``), predicting the label
+    it generates. H is trained on x ⊕ ṙ, the gold rationale: FRAME's Fig. 4 says only that H reads "some rationale
+    (one of r̂, ẏ, ṙ, ŷ)"; ṙ is the rationale every metric has without F, so GH-GOLD's H does not depend on F either.
+    """
+
+    def __init__(self, metric: str, control: Any, treatment: Any, tokenizer: Any, generative: bool = False,
+                 batch_size: int = 64) -> None:
+        self.metric = metric
+        self.control = control
+        self.treatment = treatment
+        self.tokenizer = tokenizer
+        self.generative = generative
+        self.batch_size = batch_size
+        #: Per call of :meth:`predict` on a generative pair: whether each generated label was repaired.
+        self.last_repaired: list[bool] = []
+
+    @classmethod
+    def of_task_model(cls, task_model: Any, metric: str = "f_gold") -> SimulatorPair:
+        """F-GOLD's pair: G = F(x), H = F(x ⊕ r) (a :class:`~larev_hf.meta.task_model.SelfRationalizer`)."""
+        return cls(metric, task_model.model, task_model.model, task_model.tokenizer, generative=True)
+
+    @classmethod
+    def train(cls, metric: str, records: Sequence[Mapping[str, Any]], directory: str | os.PathLike,
+              targets: Sequence[str], backbone: str, settings: Any = None, seed: int = 0) -> SimulatorPair:
+        """Train G on x → target and H on x ⊕ ṙ → target (``records``' gold rationales) into ``directory/{G,H}``
+        (one tokenizer, ``directory/tokenizer``; both from the same initial weights); a finished model is kept."""
+        from larev_hf.meta.lcig import augmented_input
+        from larev_hf.modeling import build_model, build_tokenizer
+        from larev_hf.modeling.templates import task_text
+        from larev_hf.training import TrainSettings, train_seq2seq
+
+        targets = list(targets)
+        if len(targets) != len(records):
+            raise ValueError(f"got {len(targets)} targets for {len(records)} records")
+        directory = Path(directory)
+        settings = settings or TrainSettings(seed=seed, progress=False)
+        tokenizer_dir = directory / "tokenizer"
+        if (tokenizer_dir / "tokenizer_config.json").is_file():
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+        else:
+            texts = [task_text(r) for r in records] + [r["rationale"] for r in records]
+            texts += [choice for r in records for choice in r["choices"]]
+            tokenizer = build_tokenizer(backbone, texts)
+            tokenizer.save_pretrained(tokenizer_dir)
+        sources = {"G": [task_text(r) for r in records], "H": [augmented_input(r, r["rationale"]) for r in records]}
+        for name, texts in sources.items():
+            if not (directory / name / "config.json").is_file():
+                train_seq2seq(build_model(backbone, tokenizer, seed=seed), tokenizer, texts, targets,
+                              directory / name, settings)
+        return cls.load(metric, directory)
+
+    @classmethod
+    def load(cls, metric: str, directory: str | os.PathLike, device: str | None = None) -> SimulatorPair:
+        """A trained pair saved by :meth:`train`."""
+        from larev_hf.modeling import load_evaluator
+
+        control, tokenizer = load_evaluator(Path(directory) / "G", device=device)
+        treatment, _ = load_evaluator(Path(directory) / "H", device=device)
+        return cls(metric, control, treatment, tokenizer)
+
+    def predict(self, model: Any, inputs: Sequence[str], records: Sequence[Mapping[str, Any]],
+                targets: Sequence[str] | None = None) -> list[str]:
+        """One of the record's choices per input."""
+        if self.generative:
+            labels, self.last_repaired = generate_labels(model, self.tokenizer, inputs, records, self.batch_size)
+            return labels
+        from larev_hf.meta.lcig import choice_log_probs
+
+        return choice_log_probs(model, self.tokenizer, inputs, records, targets, self.batch_size)[1]
+
+    def control_predictions(self, records: Sequence[Mapping[str, Any]],
+                            targets: Sequence[str] | None = None) -> list[str]:
+        """G's label for each x."""
+        from larev_hf.modeling.templates import task_text
+
+        return self.predict(self.control, [task_text(r) for r in records], records, targets)
+
+    def treatment_predictions(self, records: Sequence[Mapping[str, Any]], rationales: Sequence[str],
+                              targets: Sequence[str] | None = None) -> list[str]:
+        """H's label for each x ⊕ r."""
+        from larev_hf.meta.lcig import augmented_input
+
+        inputs = [augmented_input(r, t) for r, t in zip(records, rationales, strict=True)]
+        return self.predict(self.treatment, inputs, records, targets)
+
+    def control_accuracy(self, records: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> float:
+        """𝟙_G(ŷ|x) in percent, ``targets`` = ŷ."""
+        return accuracy(self.control_predictions(records, targets), list(targets))
+
+    def treatment_accuracy(self, records: Sequence[Mapping[str, Any]], rationales: Sequence[str],
+                           targets: Sequence[str]) -> float:
+        """𝟙_H(ŷ|x,r) in percent, ``targets`` = ŷ."""
+        return accuracy(self.treatment_predictions(records, rationales, targets), list(targets))
+
+    def phi_scores(self, records: Sequence[Mapping[str, Any]], rationales: Mapping[str, Sequence[str]],
+                   targets: Sequence[str]) -> dict[str, float]:
+        """Φ(r) = 𝟙_H(ŷ|x,r) − 𝟙_G(ŷ|x) per rationale type (``{type: [r_i]}``)."""
+        control = self.control_accuracy(records, targets)
+        return {kind: phi(self.treatment_accuracy(records, texts, targets), control)
+                for kind, texts in rationales.items()}
+
+
+class Simulators:
+    """The simulator pairs of the RLC metrics for one task model F (metric → :class:`SimulatorPair`)."""
+
+    def __init__(self, pairs: Mapping[str, SimulatorPair]) -> None:
+        self.pairs = dict(pairs)
+
+    def __getitem__(self, metric: str) -> SimulatorPair:
+        return self.pairs[metric]
+
+    def __contains__(self, metric: object) -> bool:
+        return metric in self.pairs
+
+    def control_accuracy(self, metric: str, records: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> float:
+        """𝟙_G(ŷ|x) of ``metric``."""
+        return self.pairs[metric].control_accuracy(records, targets)
+
+    def treatment_accuracy(self, metric: str, records: Sequence[Mapping[str, Any]], rationales: Sequence[str],
+                           targets: Sequence[str]) -> float:
+        """𝟙_H(ŷ|x,r) of ``metric``."""
+        return self.pairs[metric].treatment_accuracy(records, rationales, targets)
+
+    def phi_scores(self, metric: str, records: Sequence[Mapping[str, Any]], rationales: Mapping[str, Sequence[str]],
+                   targets: Sequence[str]) -> dict[str, float]:
+        """Φ per rationale type of ``metric``."""
+        return self.pairs[metric].phi_scores(records, rationales, targets)
+
+
+# ---------------------------------------------------------------------- variants and rationales
+@dataclass(frozen=True)
+class Variant:
+    """One task model F of the run: the default (``base``) or one setting of axiom 3's factors (A)-(C)."""
+
+    name: str
+    backbone: str
+    train_share: float = 1.0
+    noise_share: float = 0.0
+
+
+def share_name(prefix: str, share: float) -> str:
+    """``("train", 0.5)`` → ``"train50"``, ``("noise", 0.125)`` → ``"noise12.5"``."""
+    percent = share * 100
+    return f"{prefix}{round(percent)}" if abs(percent - round(percent)) < 1e-9 else f"{prefix}{percent:g}"
+
+
+def backbone_slug(backbone: str) -> str:
+    """A file-name-safe name of a backbone (a preset, a Hub name or a path)."""
+    return re.sub(r"[^\w.-]", "-", Path(backbone.rstrip("/")).name)
+
+
+def variant_plan(settings: FrameSettings) -> tuple[list[Variant], dict[str, list[str]]]:
+    """F's variants (``base`` first) and, when axiom 3 is measured, the variants of each factor (A)-(C): the 100%,
+    0% and ``task_backbone`` settings are ``base`` itself."""
+    base = Variant(BASE, settings.task_backbone)
+    variants: dict[str, Variant] = {BASE: base}
+    factors: dict[str, list[str]] = {}
+    if "3" in settings.axioms:
+        plan = {
+            "train_size": [base if share == 1.0 else Variant(share_name("train", share), base.backbone, train_share=share)
+                           for share in settings.share_values("train_shares")],
+            "label_noise": [base if share == 0.0 else Variant(share_name("noise", share), base.backbone,
+                                                               noise_share=share)
+                            for share in settings.share_values("noise_shares")],
+            "capacity": [base if backbone == base.backbone else Variant(f"size-{backbone_slug(backbone)}", backbone)
+                         for backbone in settings.capacity_backbones],
+        }
+        for factor, members in plan.items():
+            factors[factor] = list(dict.fromkeys(v.name for v in members))
+            for variant in members:
+                variants.setdefault(variant.name, variant)
+    return list(variants.values()), factors
+
+
+def rationale_types(axioms: Sequence[str], base: bool) -> list[str]:
+    """The rationales Φ is measured for: every one the axioms need for ``base``, ŷ alone for the other variants."""
+    if not base:
+        return ["y_hat"]
+    kinds = ["y_hat"]
+    if "1" in axioms:
+        kinds += list(NON_REFERENCE)
+    if "2" in axioms:
+        kinds += ["psi_e", "psi_c"]
+    return kinds
+
+
+def rationale_texts(records: Sequence[Mapping[str, Any]], predictions: Sequence[Mapping[str, str]], seed: int,
+                    kinds: Sequence[str] = RATIONALES) -> dict[str, list[str]]:
+    """The text of each rationale type per record: ŷ, F's r̂, the gold ṙ and ẏ, Ψe(ŷ) and Ψc(ŷ) (appendix A.1), the
+    perturbations drawn from a generator seeded by (seed, example id) (:func:`~larev_hf.meta.suite.example_rng`)."""
+    from larev_hf.meta.suite import example_rng
+
+    out: dict[str, list[str]] = {}
+    for kind in kinds:
+        texts = []
+        for record, prediction in zip(records, predictions, strict=True):
+            label = prediction["label"]
+            if kind == "y_hat":
+                texts.append(label)
+            elif kind == "r_hat":
+                texts.append(prediction.get("rationale", ""))
+            elif kind == "r_dot":
+                texts.append(record["rationale"])
+            elif kind == "y_dot":
+                texts.append(record["label"])
+            elif kind == "psi_e":
+                texts.append(equivalent_perturbation(label, record["task"], example_rng(seed, record["id"], "frame-psi-e")))
+            elif kind == "psi_c":
+                texts.append(contrastive_perturbation(label, record["choices"],
+                                                      example_rng(seed, record["id"], "frame-psi-c")))
+            else:
+                raise ValueError(f"unknown rationale type {kind!r}; expected one of {RATIONALES}")
+        out[kind] = texts
+    return out
+
+
+def train_subset(records: Sequence[Mapping[str, Any]], share: float, seed: int) -> list[Mapping[str, Any]]:
+    """Axiom 3 (A): the first ``round(share · n)`` records of one seeded shuffle (so smaller shares are subsets of
+    larger ones); the whole split, in file order, for share 1."""
+    if share >= 1.0:
+        return list(records)
+    from larev_hf.meta.suite import example_rng
+
+    order = example_rng(seed, "train-order", "frame").permutation(len(records))
+    n = max(1, int(round(share * len(records))))
+    return [records[i] for i in order[:n]]
+
+
+# ---------------------------------------------------------------------- per-seed results (numpy only)
+def _number(value: Any) -> bool:
+    return value is not None and isinstance(value, int | float) and math.isfinite(value)
+
+
+#: Kinds of the notes a meta-metric cell can carry, and their marks in the tables.
+NOTE_MARKS: dict[str, str] = {"abs_mean": "†", "no_variation": "‡", "undefined": ""}
+
+
+def _note(kind: str, text: str) -> dict[str, str]:
+    return {"kind": kind, "text": text}
+
+
+def scv_value(values: Sequence[float], denominator: str = "abs") -> tuple[float | None, dict[str, str] | None]:
+    """SCV of Φ(ŷ) across settings with :func:`~larev_hf.meta.frame.scv`, and a note (``{"kind", "text"}``):
+    ``(None, undefined)`` for fewer than two settings, μ = 0 with σ > 0, or μ < 0 with ``denominator="signed"``;
+    with ``"abs"`` a negative μ gives σ/|μ| (the SCV of −Φ; ``abs_mean``). Settings that all give the same
+    Φ(ŷ) ≤ 0 have SCV 0 (``no_variation``: σ = 0, where σ/μ would be 0/0 or 0/negative)."""
+    values = [float(v) for v in values]
+    mean = float(np.mean(values)) if values else 0.0
+    if len(values) >= 2 and max(values) == min(values) and mean <= 0:
+        return 0.0, _note("no_variation", f"every setting gives Φ(ŷ) = {mean:.4g}: σ = 0, SCV taken as 0")
+    try:
+        if denominator == "abs" and len(values) >= 2 and mean < 0:
+            return scv([-v for v in values]), _note("abs_mean", f"μ(Φ(ŷ)) = {mean:.4g} < 0: σ/|μ|")
+        return scv(values), None
+    except ValueError as error:
+        return None, _note("undefined", str(error))
+
+
+def axiom_nrg(meta: Mapping[str, Mapping[str, Any]], axiom: str, columns: Sequence[str] | None = None) -> dict[str, Any]:
+    """The NRG of ``axiom`` across the metrics of ``meta`` (metric → {meta-metric: value}); a meta-metric undefined
+    for some metric is left out (``dropped``); ``values`` is None when fewer than two metrics or no meta-metric is
+    left. ``columns``: only these meta-metrics."""
+    directions = {name: d for name, d in AXIOM_META_METRICS[axiom].items() if columns is None or name in columns}
+    used = {name: d for name, d in directions.items() if all(_number(meta[m].get(name)) for m in meta)}
+    dropped = [name for name in directions if name not in used]
+    if len(meta) < 2 or not used:
+        return {"values": None, "used": list(used), "dropped": dropped}
+    scores = {m: {name: float(meta[m][name]) for name in used} for m in meta}
+    return {"values": nrg(scores, used), "used": list(used), "dropped": dropped}
+
+
+def seed_results(evaluations: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]],
+                 factors: Mapping[str, Sequence[str]], axioms: Sequence[str], scv_denominator: str = "abs",
+                 n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """One seed's accuracies, Φ and meta-metrics per metric, and each axiom's NRG, from the evaluation rows
+    (metric → variant → rows ``{id, gold, target, control, treatment: {type: label}}``)."""
+    from larev_hf.scores.stats import bootstrap_ci
+
+    metrics: dict[str, Any] = {}
+    for metric, by_variant in evaluations.items():
+        accuracies: dict[str, Any] = {}
+        phis: dict[str, dict[str, float]] = {}
+        for variant, rows in by_variant.items():
+            targets = [row["target"] for row in rows]
+            control = accuracy([row["control"] for row in rows], targets)
+            treatment = {kind: accuracy([row["treatment"][kind] for row in rows], targets) for kind in rows[0]["treatment"]}
+            accuracies[variant] = {"control": control, "treatment": treatment}
+            phis[variant] = {kind: phi(value, control) for kind, value in treatment.items()}
+        base_rows, base = by_variant[BASE], accuracies[BASE]
+        meta: dict[str, Any] = {}
+        notes: dict[str, dict[str, str]] = {}
+        extra: dict[str, Any] = {}
+        per_example = np.array([100.0 * ((row["treatment"]["y_hat"] == row["target"]) - (row["control"] == row["target"]))
+                                for row in base_rows])
+        extra["phi_reference_ci95"] = bootstrap_ci(per_example, n_boot=n_boot, seed=seed)
+        if "1" in axioms:
+            meta["phi_reference"] = phis[BASE]["y_hat"]
+            value = mar(base["treatment"]["y_hat"], {kind: base["treatment"][kind] for kind in NON_REFERENCE})
+            meta["mar"] = value if math.isfinite(value) else None
+            if not math.isfinite(value):
+                zero = [RATIONALE_NAMES[k] for k in NON_REFERENCE if base["treatment"][k] == 0]
+                notes["mar"] = _note("undefined", f"𝟙_H(ŷ|x,r) = 0 for r = {', '.join(zero)}: the ratio is infinite")
+        if "2" in axioms:
+            meta["asd_equivalent"] = asd(phis[BASE]["y_hat"], phis[BASE]["psi_e"])
+            meta["asd_contrastive"] = asd(phis[BASE]["y_hat"], phis[BASE]["psi_c"])
+        if "3" in axioms:
+            extra["phi_by_variant"] = {variant: phis[variant]["y_hat"] for variant in phis}
+            for factor in FACTORS:
+                members = list(factors.get(factor, []))
+                value, note = scv_value([phis[v]["y_hat"] for v in members], scv_denominator)
+                meta[f"scv_{factor}"] = value
+                if note:
+                    notes[f"scv_{factor}"] = note
+            groups = {}
+            for name, keep in (("correct", True), ("incorrect", False)):
+                rows = [row for row in base_rows if (row["target"] == row["gold"]) is keep]
+                if rows:
+                    targets = [row["target"] for row in rows]
+                    control = accuracy([row["control"] for row in rows], targets)
+                    treatment = accuracy([row["treatment"]["y_hat"] for row in rows], targets)
+                    groups[name] = {"n": len(rows), "control": control, "treatment": treatment,
+                                    "phi": phi(treatment, control)}
+                else:
+                    groups[name] = {"n": 0, "control": None, "treatment": None, "phi": None}
+            extra["subpopulation"] = groups
+            if groups["correct"]["n"] and groups["incorrect"]["n"]:
+                meta["asd_subpopulation"] = asd(groups["correct"]["phi"], groups["incorrect"]["phi"])
+            else:
+                empty = "correct" if not groups["correct"]["n"] else "incorrect"
+                meta["asd_subpopulation"] = None
+                notes["asd_subpopulation"] = _note("undefined", f"F made no {empty} test prediction: Φ of that "
+                                                   "subpopulation is undefined")
+        metrics[metric] = {"accuracy": accuracies, "phi": phis, "meta": meta, "notes": notes, **extra}
+    results: dict[str, Any] = {"metrics": metrics, "nrg": {}}
+    for axiom in (f"axiom{a}" for a in sorted(axioms)):
+        results["nrg"][axiom] = axiom_nrg({m: metrics[m]["meta"] for m in metrics}, axiom)
+    if "3" in axioms:  # the paper's printed "All" column of table 3 is the NRG of (A) and (B) alone (docs/frame.md)
+        results["nrg"]["axiom3_ab"] = axiom_nrg({m: metrics[m]["meta"] for m in metrics}, "axiom3",
+                                                ["scv_train_size", "scv_label_noise"])
+    return results
+
+
+def _summary(values: Sequence[float | None]) -> dict[str, Any]:
+    """Mean ± population std over the seeds where the value is defined."""
+    kept = [float(v) for v in values if _number(v)]
+    return {"mean": float(np.mean(kept)) if kept else None, "std": float(np.std(kept)) if kept else None,
+            "n": len(kept), "values": [v if _number(v) else None for v in values]}
+
+
+def aggregate_seeds(per_seed: Mapping[int, Mapping[str, Any]], metrics: Sequence[str],
+                    axioms: Sequence[str]) -> dict[str, Any]:
+    """Every meta-metric's mean ± std over the seeds, each table's NRG from the means (and the per-seed NRG's
+    mean ± std), the notes of undefined or |μ| cells."""
+    seeds = list(per_seed)
+    tables: dict[str, Any] = {}
+    nrg_out: dict[str, Any] = {}
+    notes = []
+    for seed in seeds:
+        for metric in metrics:
+            for name, note in per_seed[seed]["metrics"][metric]["notes"].items():
+                notes.append({"seed": seed, "metric": metric, "meta_metric": name, **note})
+    keys = [f"axiom{a}" for a in sorted(axioms)] + (["axiom3_ab"] if "3" in axioms else [])
+    for key in keys:
+        axiom = "axiom3" if key == "axiom3_ab" else key
+        columns = [name for name, _ in TABLE_COLUMNS[axiom]]
+        if key == "axiom3_ab":
+            columns = ["scv_train_size", "scv_label_noise"]
+        cells = {metric: {name: _summary([per_seed[s]["metrics"][metric]["meta"].get(name) for s in seeds])
+                          for name in columns} for metric in metrics}
+        from_means = axiom_nrg({m: {name: cells[m][name]["mean"] for name in columns} for m in metrics}, axiom, columns)
+        per_seed_nrg = {metric: _summary([(per_seed[s]["nrg"][key]["values"] or {}).get(metric) for s in seeds])
+                        for metric in metrics}
+        nrg_out[key] = {**from_means, "per_seed": per_seed_nrg}
+        if key != "axiom3_ab":
+            tables[key] = cells
+    return {"tables": tables, "nrg": nrg_out, "notes": notes}
+
+
+# ---------------------------------------------------------------------- the run
+class FrameRun:
+    """One FRAME meta-evaluation (see the module docstring)."""
+
+    def __init__(self, settings: FrameSettings, output_dir: str | os.PathLike, progress: bool = True) -> None:
+        self.settings = settings
+        self.dir = Path(output_dir)
+        self.progress = progress
+        self.runner = StageRunner(self.dir)
+        self._cache: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ inputs
+    def check(self) -> None:
+        """Refuse bad settings before anything is written."""
+        from larev_hf.modeling import check_backbone
+
+        s = self.settings
+        if s.data_dir is None:
+            raise ValueError("--data-dir is required (a local directory in the shared layout or a Hub dataset name)")
+        unknown = [m for m in s.metrics if m not in RLC_METRICS]
+        if unknown or not s.metrics:
+            raise ValueError(f"--metrics: {unknown or 'none given'}; expected some of {', '.join(RLC_METRICS)}")
+        if len(set(s.metrics)) != len(s.metrics):
+            raise ValueError(f"--metrics: a metric is listed twice ({s.metrics})")
+        if not s.axioms or any(a not in ("1", "2", "3") for a in s.axioms):
+            raise ValueError(f"--axioms: expected some of 1, 2, 3, got {s.axioms}")
+        s.seed_values()
+        if not s.seeds or len(set(s.seed_values())) != len(s.seeds):
+            raise ValueError(f"--seeds: expected distinct integers, got {s.seeds}")
+        if "3" in s.axioms:
+            for name, low_open in (("train_shares", True), ("noise_shares", False)):
+                values = s.share_values(name)
+                if not values or len(set(values)) != len(values):
+                    raise ValueError(f"--{name.replace('_', '-')}: expected distinct shares, got {getattr(s, name)}")
+                if any(v > 1 or v < 0 or (low_open and v == 0) for v in values):
+                    raise ValueError(f"--{name.replace('_', '-')}: shares must lie in {'(0' if low_open else '[0'}, 1],"
+                                     f" got {getattr(s, name)}")
+            if not s.capacity_backbones or len(set(s.capacity_backbones)) != len(s.capacity_backbones):
+                raise ValueError(f"--capacity-backbones: expected distinct backbones, got {s.capacity_backbones}")
+        backbones = {s.task_backbone, *(s.capacity_backbones if "3" in s.axioms else [])}
+        if {"gh_gold", "gh_pred"} & set(s.metrics):
+            backbones.add(s.pretrained_simulator)
+        if "np_gh_pred" in s.metrics:
+            backbones.add(s.scratch_simulator)
+        for backbone in sorted(backbones):
+            check_backbone(backbone)
+
+    def records(self, split: str) -> list[dict[str, Any]]:
+        if split not in self._cache:
+            self._cache[split] = [row for _, row in read_jsonl(self.dir / "data" / f"{split}.jsonl")]
+        return self._cache[split]
+
+    def plan(self) -> tuple[list[Variant], dict[str, list[str]]]:
+        if "plan" not in self._cache:
+            self._cache["plan"] = variant_plan(self.settings)
+        return self._cache["plan"]
+
+    def train_settings(self, backbone: str, seed: int) -> Any:
+        from larev_hf.modeling import training_defaults
+        from larev_hf.training import TrainSettings
+
+        defaults = training_defaults(backbone)
+        return TrainSettings(learning_rate=defaults["learning_rate"],
+                             num_train_epochs=self.settings.num_train_epochs or defaults["num_train_epochs"],
+                             batch_size=int(defaults["batch_size"]), seed=seed, progress=self.progress)
+
+    def simulator_backbone(self, metric: str) -> str:
+        return self.settings.scratch_simulator if metric == "np_gh_pred" else self.settings.pretrained_simulator
+
+    # ------------------------------------------------------------------ paths
+    def task_dir(self, variant: str, seed: int) -> Path:
+        """F's labels, rationales and training record of one variant and seed."""
+        return self.dir / "task_model" / f"{variant}-s{seed}"
+
+    def task_model_dir(self, variant: str, seed: int) -> Path:
+        return self.dir / "models" / "F" / f"{variant}-s{seed}"
+
+    def simulator_dir(self, metric: str, variant: str, seed: int) -> Path:
+        """G and H of ``metric`` for F's ``variant`` (GH-GOLD's: always ``base``)."""
+        return self.dir / "models" / "GH" / metric / f"{BASE if metric == 'gh_gold' else variant}-s{seed}"
+
+    def evaluation_path(self, metric: str, variant: str, seed: int) -> Path:
+        return self.dir / "evaluations" / f"s{seed}" / f"{metric}-{variant}.jsonl"
+
+    def task_predictions(self, variant: str, seed: int, split: str = "test") -> list[dict[str, Any]]:
+        return [row for _, row in read_jsonl(self.task_dir(variant, seed) / f"{split}.jsonl")]
+
+    # ------------------------------------------------------------------ stages
+    def stage_data(self) -> None:
+        from larev_hf.data import load_examples
+
+        s = self.settings
+        for split, limit in (("train", s.max_train_examples), ("test", s.max_eval_examples)):
+            write_jsonl(self.dir / "data" / f"{split}.jsonl",
+                        list(load_examples(s.dataset, s.data_dir, split, max_examples=limit)))
+
+    def stage_task_model(self, variant: Variant, seed: int) -> None:
+        """F of one variant: trained (on a share of the split, or on noisy labels, or at another size), then its
+        labels on the train and test splits (and, for ``base``, its test rationales r̂)."""
+        from larev_hf.meta.suite import example_rng
+        from larev_hf.meta.task_model import SelfRationalizer
+        from larev_hf.modeling.templates import task_text
+
+        train, test = self.records("train"), self.records("test")
+        subset = train_subset(train, variant.train_share, seed)
+        labels = [r["label"] for r in subset]
+        flipped: list[int] = []
+        if variant.noise_share > 0:
+            labels, flipped = noisy_labels(labels, [r["choices"] for r in subset], variant.noise_share,
+                                           example_rng(seed, variant.name, "frame-noise"))
+        model = SelfRationalizer.train(subset, self.task_model_dir(variant.name, seed), backbone=variant.backbone,
+                                       settings=self.train_settings(variant.backbone, seed), labels=labels, seed=seed)
+        train_labels, train_repaired = generate_labels(model.model, model.tokenizer, [task_text(r) for r in train], train)
+        if variant.name == BASE:
+            predictions = model.predict(test)
+            test_repaired = model.repaired
+        else:
+            test_labels, repaired = generate_labels(model.model, model.tokenizer, [task_text(r) for r in test], test)
+            predictions = [{"label": label, "rationale": ""} for label in test_labels]
+            test_repaired = sum(repaired)
+        out = self.task_dir(variant.name, seed)
+        write_jsonl(out / "train.jsonl", [{"id": r["id"], "label": y, "gold": r["label"]}
+                                          for r, y in zip(train, train_labels, strict=True)])
+        write_jsonl(out / "test.jsonl", [{"id": r["id"], "label": p["label"], "rationale": p["rationale"],
+                                          "gold": r["label"]} for r, p in zip(test, predictions, strict=True)])
+        write_json(out / "training.json", {
+            **asdict(variant), "seed": seed, "n_trained": len(subset), "trained_ids": [r["id"] for r in subset],
+            "trained_labels": labels, "flipped_ids": [subset[i]["id"] for i in flipped],
+            "train_accuracy": accuracy(train_labels, [r["label"] for r in train]),
+            "test_accuracy": accuracy([p["label"] for p in predictions], [r["label"] for r in test]),
+            "repaired": {"train": int(sum(train_repaired)), "test": int(test_repaired)},
+        })
+
+    def stage_simulators(self, metric: str, variant: str, seed: int) -> None:
+        """G and H of a trained RLC metric: targets ẏ (GH-GOLD) or the variant's ŷ on the train split."""
+        train = self.records("train")
+        if metric == "gh_gold":
+            targets = [r["label"] for r in train]
+        else:
+            rows = self.task_predictions(variant, seed, "train")
+            if [row["id"] for row in rows] != [r["id"] for r in train]:
+                raise RuntimeError(f"{self.task_dir(variant, seed)}/train.jsonl does not match data/train.jsonl")
+            targets = [row["label"] for row in rows]
+        backbone = self.simulator_backbone(metric)
+        SimulatorPair.train(metric, train, self.simulator_dir(metric, variant, seed), targets, backbone,
+                            self.train_settings(backbone, seed), seed)
+
+    def simulator_pair(self, metric: str, variant: str, seed: int) -> SimulatorPair:
+        if metric == "f_gold":
+            from larev_hf.meta.task_model import SelfRationalizer
+
+            return SimulatorPair.of_task_model(SelfRationalizer.load(self.task_model_dir(variant, seed)))
+        return SimulatorPair.load(metric, self.simulator_dir(metric, variant, seed))
+
+    def stage_axioms(self, seed: int) -> None:
+        """Every metric's G and H predictions for every variant of F and every rationale the axioms need."""
+        test = self.records("test")
+        variants, _ = self.plan()
+        base_kinds = rationale_types(self.settings.axioms, base=True)
+        rationales = rationale_texts(test, self.task_predictions(BASE, seed), seed, base_kinds)
+        write_jsonl(self.dir / "evaluations" / f"s{seed}" / "rationales.jsonl",
+                    [{"id": r["id"], **{kind: rationales[kind][i] for kind in base_kinds}} for i, r in enumerate(test)])
+        for variant in variants:
+            predictions = self.task_predictions(variant.name, seed)
+            if [p["id"] for p in predictions] != [r["id"] for r in test]:
+                raise RuntimeError(f"{self.task_dir(variant.name, seed)}/test.jsonl does not match data/test.jsonl")
+            targets = [p["label"] for p in predictions]
+            texts = rationales if variant.name == BASE else {"y_hat": targets}
+            for metric in self.settings.metrics:
+                path = self.evaluation_path(metric, variant.name, seed)
+                if path.is_file():
+                    continue
+                pair = self.simulator_pair(metric, variant.name, seed)
+                control = pair.control_predictions(test, targets)
+                repaired = {"control": pair.last_repaired}
+                treatment = {}
+                for kind, values in texts.items():
+                    treatment[kind] = pair.treatment_predictions(test, values, targets)
+                    repaired[kind] = pair.last_repaired
+                rows = []
+                for i, record in enumerate(test):
+                    row = {"id": record["id"], "gold": record["label"], "target": targets[i], "control": control[i],
+                           "treatment": {kind: treatment[kind][i] for kind in texts}}
+                    if pair.generative:
+                        row["repaired"] = {kind: bool(flags[i]) for kind, flags in repaired.items()}
+                    rows.append(row)
+                write_jsonl(path, rows)
+
+    def stages(self) -> list[tuple[str, Any]]:
+        variants, _ = self.plan()
+        stages: list[tuple[str, Any]] = [("data", self.stage_data)]
+        self._outputs: dict[str, list[Path]] = {"data": [self.dir / "data"]}
+        for seed in self.settings.seed_values():
+            for variant in variants:
+                name = f"F-{variant.name}-s{seed}"
+                stages.append((name, lambda v=variant, s=seed: self.stage_task_model(v, s)))
+                self._outputs[name] = [self.task_model_dir(variant.name, seed), self.task_dir(variant.name, seed)]
+            for metric in self.settings.metrics:
+                if metric == "f_gold":
+                    continue
+                for variant in variants if metric != "gh_gold" else variants[:1]:
+                    name = f"GH-{metric}-{variant.name}-s{seed}"
+                    stages.append((name, lambda m=metric, v=variant.name, s=seed: self.stage_simulators(m, v, s)))
+                    self._outputs[name] = [self.simulator_dir(metric, variant.name, seed)]
+            stages.append((f"axioms-s{seed}", lambda s=seed: self.stage_axioms(s)))
+            self._outputs[f"axioms-s{seed}"] = [self.dir / "evaluations" / f"s{seed}",
+                                                self.dir / "results" / f"seed{seed}.json"]
+        return stages
+
+    def drop_outputs(self, stale: Sequence[str]) -> None:
+        """Delete what invalidated stages wrote (models, predictions, evaluations), so they really rerun."""
+        for name in stale:
+            for path in getattr(self, "_outputs", {}).get(name, []):
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+
+    def inputs(self) -> dict[str, Any]:
+        from larev_hf.data.loaders import source_files
+
+        s = self.settings
+        files = source_files(s.dataset, s.data_dir, ("train", "test"))
+        return {"data": {split: file_sha256(p) if p else None for split, p in files.items()}}
+
+    def execute(self) -> dict[str, Any]:
+        """Run (or resume) every stage and write the report; returns ``frame_report.json``'s content."""
+        self.check()
+        with self.runner.lock():
+            metadata = {f.name: dict(f.metadata) for f in fields(FrameSettings)}
+            self.runner.check_settings(asdict(self.settings), asdict(FrameSettings()), metadata, name="frame_config.json")
+            self.runner.run(self.stages(), inputs=self.inputs(), on_invalidate=self.drop_outputs)
+            return self.write_report()
+
+    # ------------------------------------------------------------------ report
+    def seed_results(self, seed: int) -> dict[str, Any]:
+        """One finished seed's results (also written to ``results/seed<s>.json``)."""
+        variants, factors = self.plan()
+        s = self.settings
+        evaluations = {metric: {v.name: [row for _, row in read_jsonl(self.evaluation_path(metric, v.name, seed))]
+                                for v in variants} for metric in s.metrics}
+        results = seed_results(evaluations, factors, s.axioms, s.scv_denominator, s.n_boot, seed)
+        results["seed"] = seed
+        results["task_model"] = {}
+        for v in variants:
+            training = read_json(self.task_dir(v.name, seed) / "training.json")
+            results["task_model"][v.name] = {key: training[key] for key in (
+                "backbone", "train_share", "noise_share", "n_trained", "train_accuracy", "test_accuracy", "repaired")}
+            results["task_model"][v.name]["n_flipped"] = len(training["flipped_ids"])
+        for metric in s.metrics:
+            if metric == "f_gold":
+                rows = evaluations[metric][BASE]
+                results["metrics"][metric]["repaired"] = {kind: int(sum(row["repaired"][kind] for row in rows))
+                                                         for kind in rows[0]["repaired"]}
+        write_json(self.dir / "results" / f"seed{seed}.json", results)
+        return results
+
+    def write_report(self) -> dict[str, Any]:
+        s = self.settings
+        variants, factors = self.plan()
+        seeds = [seed for seed in s.seed_values() if self.runner.is_done(f"axioms-s{seed}")]
+        per_seed = {seed: self.seed_results(seed) for seed in seeds}
+        report: dict[str, Any] = {
+            "dataset": s.dataset, "settings": asdict(s), "seeds": seeds,
+            "n_train": len(self.records("train")), "n_test": len(self.records("test")),
+            "metrics": {m: METRIC_NAMES[m] for m in s.metrics},
+            "stand_ins": {
+                "F (T5-Base)": s.task_backbone,
+                "pretrained G, H (T5-Base; GH-GOLD, GH-PRED)": s.pretrained_simulator,
+                "non-pretrained G, H (NP-GH-PRED)": s.scratch_simulator,
+                "capacity (T5-Small / Base / Large)": list(s.capacity_backbones) if "3" in s.axioms else None,
+            },
+            "variants": {v.name: {**asdict(v), "factors": [f for f, names in factors.items() if v.name in names]}
+                         for v in variants},
+            "factors": factors,
+        }
+        if per_seed:
+            report.update(aggregate_seeds(per_seed, s.metrics, s.axioms))
+            report["task_model"] = {v.name: {key: _summary([per_seed[x]["task_model"][v.name][key] for x in seeds])
+                                             for key in ("test_accuracy", "train_accuracy")} for v in variants}
+            base_rationales = [k for k in RATIONALES if k in rationale_types(s.axioms, True)]
+            report["accuracy"] = {m: {"control": _summary([per_seed[x]["metrics"][m]["accuracy"][BASE]["control"]
+                                                           for x in seeds]),
+                                      "treatment": {k: _summary([per_seed[x]["metrics"][m]["accuracy"][BASE]["treatment"][k]
+                                                                 for x in seeds]) for k in base_rationales}}
+                                  for m in s.metrics}
+            if "3" in s.axioms:
+                report["phi_by_variant"] = {m: {v.name: _summary([per_seed[x]["metrics"][m]["phi_by_variant"][v.name]
+                                                                  for x in seeds]) for v in variants}
+                                            for m in s.metrics}
+            report["phi_reference_ci95"] = {m: {str(x): per_seed[x]["metrics"][m]["phi_reference_ci95"] for x in seeds}
+                                            for m in s.metrics}
+        markers = self.runner.markers()
+        report["stage_seconds"] = {name: markers[name]["seconds"] for name, _ in self.stages() if name in markers}
+        write_json(self.dir / "frame_report.json", report)
+        write_text(self.dir / "frame_report.md", render_frame_markdown(report))
+        if per_seed:
+            plot_axioms(report, self.dir / "frame_axioms.png")
+        return report
+
+
+# ---------------------------------------------------------------------- rendering
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def format_cell(entry: Mapping[str, Any], n_seeds: int, marks: str = "") -> str:
+    """``mean (±std)`` as FRAME prints it; ``n/a`` where no seed defines it, ``[k/n seeds]`` where some do not, and
+    the ``marks`` of :data:`NOTE_MARKS` (σ/|μ|, σ = 0)."""
+    if not entry["n"]:
+        return "n/a"
+    cell = f"{entry['mean']:.2f} (±{entry['std']:.2f})"
+    if entry["n"] < n_seeds:
+        cell += f" [{entry['n']}/{n_seeds} seeds]"
+    return cell + (f" {marks}" if marks else "")
+
+
+def render_frame_markdown(report: Mapping[str, Any]) -> str:
+    """FRAME's tables 1-3 (rows: metrics; columns: meta-metrics, mean ± std over the seeds, and the NRG), F's
+    accuracies, Φ(ŷ) per variant of F, the accuracies behind Φ, the notes and the stage times."""
+    from larev_hf.report import markdown_table
+
+    seeds = report["seeds"]
+    stand_ins = report["stand_ins"]
+    lines = [f"# FRAME report: {report['dataset']} ({report['n_train']} train / {report['n_test']} test examples, "
+             f"seeds {', '.join(map(str, seeds)) or '—'})", "",
+             "Offline stand-ins for the paper's models (FRAME §3.3, §4.2):", ""]
+    lines += [f"- {role}: `{', '.join(value) if isinstance(value, list) else value}`"
+              for role, value in stand_ins.items() if value is not None]
+    lines += ["", "Every cell: mean (±std) over the seeds (population std). NRG: Normalized Relative Gain across the "
+              "metrics (§4), from the means; 'NRG per seed': the mean ± std of the per-seed NRG. Φ(r) = 𝟙_H(ŷ|x,r) − "
+              "𝟙_G(ŷ|x) in accuracy points (§2.2)."]
+    if not seeds:
+        lines += ["", "No seed has finished yet."]
+        return "\n".join(lines) + "\n"
+    metrics = list(report["metrics"])
+    marks: dict[tuple[str, str], str] = {}
+    for note in report["notes"]:
+        key = (note["metric"], note["meta_metric"])
+        if NOTE_MARKS[note["kind"]] and NOTE_MARKS[note["kind"]] not in marks.get(key, ""):
+            marks[key] = marks.get(key, "") + NOTE_MARKS[note["kind"]]
+    for axiom in report["tables"]:
+        columns = TABLE_COLUMNS[axiom]
+        entry = report["nrg"][axiom]
+        header = ["RLC metric", *[title for _, title in columns], "NRG (↑)", "NRG per seed"]
+        extra = axiom == "axiom3" and "axiom3_ab" in report["nrg"]
+        if extra:
+            header.append("NRG (A, B) (↑)")
+        rows = []
+        for metric in metrics:
+            cells = [format_cell(report["tables"][axiom][metric][name], len(seeds), marks.get((metric, name), ""))
+                     for name, _ in columns]
+            per_seed = entry["per_seed"][metric]
+            row = [report["metrics"][metric], *cells, _fmt((entry["values"] or {}).get(metric)),
+                   format_cell(per_seed, len(seeds)) if per_seed["n"] else "n/a"]
+            if extra:
+                row.append(_fmt((report["nrg"]["axiom3_ab"]["values"] or {}).get(metric)))
+            rows.append(row)
+        number = axiom[-1]
+        lines += ["", f"## Table {number}: {AXIOM_TITLES[axiom]}", "", markdown_table(header, rows)]
+        if entry["dropped"]:
+            lines += ["", f"NRG without {', '.join(entry['dropped'])} (undefined for some metric)."]
+        if extra:
+            lines += ["", "NRG (A, B): the NRG of the % Train and % Noisy Train SCVs alone — the paper's printed 'All' "
+                      "column of table 3 is exactly this (docs/frame.md)."]
+    if "task_model" in report:
+        rows = [[name, _fmt(entry["test_accuracy"]["mean"]) + f" (±{_fmt(entry['test_accuracy']['std'])})",
+                 _fmt(entry["train_accuracy"]["mean"]) + f" (±{_fmt(entry['train_accuracy']['std'])})",
+                 ", ".join(report["variants"][name]["factors"]) or "—"]
+                for name, entry in report["task_model"].items()]
+        lines += ["", "## The task model F", "", "Accuracy of F's labels ŷ against the gold ẏ, percent.", "",
+                  markdown_table(["variant", "test accuracy", "train accuracy", "factors"], rows)]
+    if "phi_by_variant" in report:
+        variants = list(report["variants"])
+        rows = [[report["metrics"][m], *[format_cell(report["phi_by_variant"][m][v], len(seeds)) for v in variants]]
+                for m in metrics]
+        lines += ["", "## Φ(ŷ) per variant of F (axiom 3, FRAME Fig. 7-8)", "",
+                  markdown_table(["RLC metric", *variants], rows)]
+    kinds = list(next(iter(report["accuracy"].values()))["treatment"])
+    rows = [[report["metrics"][m], format_cell(report["accuracy"][m]["control"], len(seeds)),
+             *[format_cell(report["accuracy"][m]["treatment"][k], len(seeds)) for k in kinds]] for m in metrics]
+    lines += ["", "## Accuracies of the default F's simulators", "",
+              "𝟙_G(ŷ|x) and 𝟙_H(ŷ|x,r) per rationale r, percent.", "",
+              markdown_table(["RLC metric", "𝟙_G(ŷ|x)", *[f"𝟙_H(ŷ|x,{RATIONALE_NAMES[k]})" for k in kinds]], rows)]
+    if report["notes"]:
+        lines += ["", "## Notes", "", "n/a: undefined in every seed; [k/n seeds]: defined in k seeds; †: σ/|μ| "
+                  "(μ < 0) in some seed; ‡: SCV 0 where every setting gave the same Φ(ŷ) ≤ 0 in some seed.", ""]
+        lines += [f"- seed {n['seed']}, {report['metrics'][n['metric']]}, {n['meta_metric']}: {n['text']}"
+                  for n in report["notes"]]
+    if report.get("stage_seconds"):
+        lines += ["", "## Stage wall times (s)", "",
+                  markdown_table(["stage", "seconds"], [[k, f"{v:.1f}"] for k, v in report["stage_seconds"].items()])]
+    return "\n".join(lines) + "\n"
+
+
+def plot_axioms(report: Mapping[str, Any], path: str | os.PathLike) -> None:
+    """A grouped bar chart: per axiom, one bar per RLC metric at its NRG (from the means), the per-seed std as
+    error bars; an undefined NRG is marked n/a."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from larev_hf.report import save_figure
+
+    axioms = list(report["tables"])
+    metrics = list(report["metrics"])
+    width = 0.8 / max(1, len(metrics))
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for k, metric in enumerate(metrics):
+        xs = np.arange(len(axioms)) + (k - (len(metrics) - 1) / 2) * width
+        heights = [(report["nrg"][a]["values"] or {}).get(metric) for a in axioms]
+        errors = [report["nrg"][a]["per_seed"][metric]["std"] or 0.0 for a in axioms]
+        ax.bar(xs, [h or 0.0 for h in heights], width, yerr=errors, capsize=2, label=report["metrics"][metric])
+        for x, h in zip(xs, heights, strict=True):
+            if h is None:
+                ax.annotate("n/a", (x, 0.02), ha="center", fontsize=7, rotation=90)
+    ax.set_xticks(np.arange(len(axioms)))
+    ax.set_xticklabels([f"Axiom {a[-1]}" for a in axioms])
+    ax.set_ylabel("NRG (↑)")
+    ax.set_ylim(0, 1.3)
+    ax.legend(fontsize=8, ncol=min(4, len(metrics)), loc="upper center")
+    ax.set_title(f"FRAME — {report['dataset']}")
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+# ---------------------------------------------------------------------- CLI entry
+def frame_main(args: Any, progress: bool) -> int:
+    """``larev-hf frame``: run (or resume) FRAME on one dataset and print the NRG row of each table."""
+    from larev_hf.methods.settings import field_values
+
+    run = FrameRun(FrameSettings(**field_values(FrameSettings, args)), args.output_dir, progress)
+    report = run.execute()
+    for axiom in report.get("tables", {}):
+        values = report["nrg"][axiom]["values"] or {}
+        print(f"  table {axiom[-1]} NRG: " + "  ".join(f"{METRIC_NAMES[m]} {_fmt(values.get(m))}"
+                                                      for m in run.settings.metrics))
+    print(f"frame report: {run.dir}/frame_report.md")
+    return 0
