@@ -6,6 +6,8 @@ import pytest
 
 from larev_hf.meta.task_model import SelfRationalizer, parse_self_rationalization, self_rationalization_target
 
+from .park_task import park_records
+
 NLI = ["entailment", "neutral", "contradiction"]
 
 
@@ -20,20 +22,7 @@ def test_target_and_parse_round_trip_and_repair() -> None:
 
 
 def _records(n: int) -> list[dict]:
-    """x decides the label: a hypothesis with "not" contradicts, one with "maybe" is neutral, else entailed."""
-    subjects = ["a man", "a woman", "two kids", "a dog", "the crowd", "a girl", "an old man", "the team"]
-    out = []
-    for i in range(n):
-        kind = NLI[i % 3]
-        subject = subjects[(i // 3) % len(subjects)]
-        hypothesis = {"entailment": f"{subject} is outside .", "neutral": f"{subject} is maybe happy .",
-                      "contradiction": f"{subject} is not outside ."}[kind]
-        rationale = {"entailment": "walking in a park means being outside .",
-                     "neutral": "being outside does not tell the mood .",
-                     "contradiction": "one cannot walk in a park and not be outside ."}[kind]
-        out.append({"id": f"t{i}", "task": "nli", "premise": f"{subject} walks in a park .", "hypothesis": hypothesis,
-                    "choices": NLI, "label": kind, "rationale": rationale})
-    return out
+    return park_records(n)
 
 
 def test_trained_task_model_predicts_labels_and_rationales_and_reloads(tmp_path) -> None:

@@ -24,6 +24,8 @@ from larev_hf.meta.generators import (
     raw_input_text,
 )
 
+from .park_task import park_records
+
 NLI = ["entailment", "neutral", "contradiction"]
 
 
@@ -206,20 +208,7 @@ def test_random_k_draws_k_words_of_x_in_order_stably_per_seed() -> None:
 
 
 def _records(n: int) -> list[dict]:
-    """As tests/test_task_model.py: x decides the label, and each label has one rationale."""
-    subjects = ["a man", "a woman", "two kids", "a dog", "the crowd", "a girl", "an old man", "the team"]
-    out = []
-    for i in range(n):
-        kind = NLI[i % 3]
-        subject = subjects[(i // 3) % len(subjects)]
-        hypothesis = {"entailment": f"{subject} is outside .", "neutral": f"{subject} is maybe happy .",
-                      "contradiction": f"{subject} is not outside ."}[kind]
-        rationale = {"entailment": "walking in a park means being outside .",
-                     "neutral": "being outside does not tell the mood .",
-                     "contradiction": "one cannot walk in a park and not be outside ."}[kind]
-        out.append({"id": f"t{i}", "task": "nli", "premise": f"{subject} walks in a park .", "hypothesis": hypothesis,
-                    "question": "", "choices": NLI, "label": kind, "rationale": rationale})
-    return out
+    return park_records(n)
 
 
 @pytest.fixture(scope="module")

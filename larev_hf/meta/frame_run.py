@@ -76,8 +76,8 @@ from larev_hf.meta.frame import (
     phi,
     scv,
 )
+from larev_hf.meta.run_dir import MetaRunDirectory
 from larev_hf.meta.settings import FRAME_METRICS, FrameSettings
-from larev_hf.runner import StageRunner
 
 logger = logging.getLogger(__name__)
 
@@ -523,15 +523,10 @@ def aggregate_seeds(per_seed: Mapping[int, Mapping[str, Any]], metrics: Sequence
 
 
 # ---------------------------------------------------------------------- the run
-class FrameRun:
+class FrameRun(MetaRunDirectory):
     """One FRAME meta-evaluation (see the module docstring)."""
 
-    def __init__(self, settings: FrameSettings, output_dir: str | os.PathLike, progress: bool = True) -> None:
-        self.settings = settings
-        self.dir = Path(output_dir)
-        self.progress = progress
-        self.runner = StageRunner(self.dir)
-        self._cache: dict[str, Any] = {}
+    settings: FrameSettings
 
     # ------------------------------------------------------------------ inputs
     def check(self) -> None:
@@ -539,8 +534,7 @@ class FrameRun:
         from larev_hf.modeling import check_backbone
 
         s = self.settings
-        if s.data_dir is None:
-            raise ValueError("--data-dir is required (a local directory in the shared layout or a Hub dataset name)")
+        self.check_data_dir()
         unknown = [m for m in s.metrics if m not in RLC_METRICS]
         if unknown or not s.metrics:
             raise ValueError(f"--metrics: {unknown or 'none given'}; expected some of {', '.join(RLC_METRICS)}")
@@ -568,11 +562,6 @@ class FrameRun:
             backbones.add(s.scratch_simulator)
         for backbone in sorted(backbones):
             check_backbone(backbone)
-
-    def records(self, split: str) -> list[dict[str, Any]]:
-        if split not in self._cache:
-            self._cache[split] = [row for _, row in read_jsonl(self.dir / "data" / f"{split}.jsonl")]
-        return self._cache[split]
 
     def plan(self) -> tuple[list[Variant], dict[str, list[str]]]:
         if "plan" not in self._cache:
@@ -610,14 +599,6 @@ class FrameRun:
         return [row for _, row in read_jsonl(self.task_dir(variant, seed) / f"{split}.jsonl")]
 
     # ------------------------------------------------------------------ stages
-    def stage_data(self) -> None:
-        from larev_hf.data import load_examples
-
-        s = self.settings
-        for split, limit in (("train", s.max_train_examples), ("test", s.max_eval_examples)):
-            write_jsonl(self.dir / "data" / f"{split}.jsonl",
-                        list(load_examples(s.dataset, s.data_dir, split, max_examples=limit)))
-
     def stage_task_model(self, variant: Variant, seed: int) -> None:
         """F of one variant: trained (on a share of the split, or on noisy labels, or at another size), then its
         labels on the train and test splits (and, for ``base``, its test rationales r̂)."""

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
+from larev_hf.meta.run_dir import MetaRunDirectory
 from larev_hf.meta.settings import VarifSettings
-from larev_hf.runner import StageRunner
 
 logger = logging.getLogger(__name__)
 
@@ -62,22 +62,16 @@ def _finite(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-class VarifRun:
+class VarifRun(MetaRunDirectory):
     """One VARIF comparison (see the module docstring)."""
 
-    def __init__(self, settings: VarifSettings, output_dir: str | os.PathLike, progress: bool = True) -> None:
-        self.settings = settings
-        self.dir = Path(output_dir)
-        self.progress = progress
-        self.runner = StageRunner(self.dir)
-        self._cache: dict[str, Any] = {}
+    settings: VarifSettings
 
     # ------------------------------------------------------------------ inputs
     def check(self) -> None:
         """Refuse bad settings before anything is written."""
         s = self.settings
-        if s.data_dir is None:
-            raise ValueError("--data-dir is required (a local directory in the shared layout or a Hub dataset name)")
+        self.check_data_dir()
         names = [generator_name(spec) for spec in s.generators]
         if len(set(names)) != len(names):
             raise ValueError(f"--generators: two generators share a name ({names}); name them NAME=...")
@@ -101,11 +95,6 @@ class VarifRun:
         s = self.settings
         return s.nli_data_dir or (s.data_dir if s.dataset == "esnli" else None)
 
-    def records(self, split: str) -> list[dict[str, Any]]:
-        if split not in self._cache:
-            self._cache[split] = [row for _, row in read_jsonl(self.dir / "data" / f"{split}.jsonl")]
-        return self._cache[split]
-
     def train_settings(self) -> Any:
         from larev_hf.modeling import training_defaults
         from larev_hf.training import TrainSettings
@@ -116,14 +105,6 @@ class VarifRun:
                              batch_size=int(defaults["batch_size"]), seed=self.settings.seed, progress=self.progress)
 
     # ------------------------------------------------------------------ stages
-    def stage_data(self) -> None:
-        from larev_hf.data import load_examples
-
-        s = self.settings
-        for split, limit in (("train", s.max_train_examples), ("test", s.max_eval_examples)):
-            write_jsonl(self.dir / "data" / f"{split}.jsonl",
-                        list(load_examples(s.dataset, s.data_dir, split, max_examples=limit, seed=s.seed)))
-
     def stage_nli(self) -> None:
         from larev_hf.data import load_examples
         from larev_hf.meta.nli import train_nli_judge
