@@ -436,18 +436,27 @@ def plot_frontier(report: Mapping[str, Any], path: str | os.PathLike) -> None:
 
     methods = report["methods"]
     fig, ax = plt.subplots(figsize=(7.2, 5.0))
+    def near(point: tuple[float, float], groups: dict[tuple[float, float], list[str]]) -> tuple[float, float]:
+        """The group whose first point is within 0.03 on both axes (labels closer than that would overlap)."""
+        return next((key for key in groups if abs(key[0] - point[0]) < 0.03 and abs(key[1] - point[1]) < 0.03), point)
+
     clusters: dict[tuple[float, float], list[str]] = {}  # methods at (nearly) the same point share one label
+    lines: dict[tuple[float, float], list[str]] = {}  # methods without R: one dashed line per level
     for name, entry in methods.items():
         r, i = entry["R"]["mean"], entry["I_tilde"]["mean"]
         if r is None:
+            lines.setdefault(near((0.0, i), lines), []).append(name)
             ax.axhline(i, linestyle="--", color="grey", linewidth=1)
-            ax.annotate(f"{name} (no R)", (0.01, i), textcoords="offset points", xytext=(2, 3), fontsize=8, color="grey")
             continue
-        clusters.setdefault((round(r, 2), round(i, 2)), []).append(name)
+        clusters.setdefault(near((r, i), clusters), []).append(name)
         on_front = name in report["frontier"]
         ax.scatter([r], [i], s=40, color="tab:red" if on_front else "tab:blue", zorder=4 if on_front else 3)
-    for (r, i), names in clusters.items():
-        ax.annotate(", ".join(names), (r, i), textcoords="offset points", xytext=(-4, 6), fontsize=8, ha="right")
+    for (_, i), names in lines.items():
+        ax.annotate(f"{', '.join(names)} (no R)", (0.01, i), textcoords="offset points", xytext=(2, 3), fontsize=8,
+                    color="grey")
+    for k, ((r, i), names) in enumerate(sorted(clusters.items())):  # by R, labels alternately above and below
+        ax.annotate(", ".join(names), (r, i), textcoords="offset points", xytext=(-4, 6 if k % 2 == 0 else -13),
+                    fontsize=8, ha="right")
     front = [(methods[n]["R"]["mean"], methods[n]["I_tilde"]["mean"]) for n in report["frontier"]]
     if front:
         xs, ys = [], []
