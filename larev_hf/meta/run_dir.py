@@ -29,7 +29,7 @@ class MetaRunDirectory:
     def check_data_dir(self) -> None:
         """Refuse a run without data before anything is written."""
         if self.settings.data_dir is None:
-            raise ValueError("--data-dir is required (a local directory in the shared layout or a Hub dataset name)")
+            raise ValueError("--data-dir is required: a local directory in the shared layout, or a dataset repository name")
 
     def stage_data(self) -> None:
         """The ``data`` stage: the train split's and the test split's first N records, in the schema."""
