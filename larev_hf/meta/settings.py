@@ -131,8 +131,8 @@ class FrameSettings:
                                          "the training split (comma list)", type=comma_list)
     noise_shares: list[str] = help_field(["0.0", "0.1", "0.3", "0.5"], "axiom 3 (B): F trained with these shares of "
                                          "its training labels replaced by another class (comma list)", type=comma_list)
-    seeds: list[str] = help_field(["0", "1", "2"], "seeds (comma list); every cell is a mean ± std over them",
-                                  type=comma_list)
+    seeds: list[str] = help_field(["0", "1", "2"], "seeds (comma list); every cell is a mean ± std over them; adding "
+                                  "seeds to a finished run trains only theirs", type=comma_list, report_only=True)
     metrics: list[str] = help_field(list(FRAME_METRICS), "RLC metrics compared (comma list of "
                                     + ", ".join(FRAME_METRICS) + ")", type=comma_list)
     axioms: list[str] = help_field(["1", "2", "3"], "axioms measured (comma list of 1, 2, 3)", type=comma_list)
