@@ -367,3 +367,17 @@ def test_seed_results_and_their_aggregate_over_seeds_by_hand() -> None:
               "accuracy": {m: {"control": phi_cell, "treatment": {}} for m in ("gh_gold", "np_gh_pred")}, **out}
     text = render_frame_markdown(report)
     assert "12.50 (±12.50)" in text and "[1/2 seeds]" in text and "𝟙_H(ŷ|x,r) = 0 for r = r̂" in text
+
+
+def test_adding_a_seed_to_a_finished_run_trains_only_that_seed(frame_run, tmp_path) -> None:
+    """``--seeds`` may grow on a finished run: the first seed's models are reused, the new seed's are trained, and
+    the report aggregates both."""
+    import shutil
+
+    run, _ = frame_run
+    copy = tmp_path / "run"
+    shutil.copytree(run.dir, copy)
+    grown = FrameRun(_settings(Path(run.settings.data_dir), seeds=["0", "1"]), copy, progress=False)
+    report = grown.execute()
+    assert grown.runner.timings and all(stage.endswith("-s1") for stage in grown.runner.timings)
+    assert report["tables"]["axiom1"]["gh_gold"]["phi_reference"]["n"] == 2
