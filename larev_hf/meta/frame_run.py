@@ -112,30 +112,15 @@ BASE = "base"
 # ---------------------------------------------------------------------- simulators
 def generate_labels(model: Any, tokenizer: Any, inputs: Sequence[str], records: Sequence[Mapping[str, Any]],
                     batch_size: int = 64, max_new_tokens: int = LABEL_TOKENS) -> tuple[list[str], list[bool]]:
-    """The label a self-rationalizing F generates for each input (greedy, batched by length exactly as
+    """The label a self-rationalizing F generates for each input (greedy, batched as
     :meth:`~larev_hf.meta.task_model.SelfRationalizer.predict`), parsed and repaired to the nearest of the record's
     choices; returns the labels and whether each was repaired."""
-    import torch
+    from larev_hf.meta.task_model import parse_outputs
+    from larev_hf.modeling.generation import generate_texts
 
-    from larev_hf.meta.task_model import parse_self_rationalization
-
-    order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
-    outputs: list[str] = [""] * len(inputs)
-    model.eval()
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            encoded = tokenizer([inputs[i] for i in batch], return_tensors="pt", padding=True, truncation=True)
-            encoded = {key: value.to(model.device) for key, value in encoded.items()}
-            generated = model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1)
-            for i, text in zip(batch, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
-                outputs[i] = text
-    labels, repaired = [], []
-    for text, record in zip(outputs, records, strict=True):
-        label, _, was_repaired = parse_self_rationalization(text, list(record["choices"]))
-        labels.append(label)
-        repaired.append(bool(was_repaired))
-    return labels, repaired
+    outputs = generate_texts(model, tokenizer, inputs, batch_size=batch_size, max_new_tokens=max_new_tokens)
+    predictions, repaired = parse_outputs(outputs, records)
+    return [p["label"] for p in predictions], repaired
 
 
 class SimulatorPair:

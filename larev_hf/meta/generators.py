@@ -404,32 +404,14 @@ class SelfRationalizerGenerator:
 
     def generate_texts(self, records: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> list[str]:
         """F's decoded outputs (``"{label} explanation: {rationale}"``) with the label prefix forced."""
-        import torch
-
+        from larev_hf.modeling.generation import generate_texts
         from larev_hf.modeling.templates import task_text
 
         labels = resolve_labels(records, labels)
         model, tokenizer = self.model.model, self.model.tokenizer
         prefixes = {label: decoder_prefix_ids(model, tokenizer, label) for label in dict.fromkeys(labels)}
-        sources = [task_text(record) for record in records]
-        order = sorted(range(len(records)), key=lambda i: (len(prefixes[labels[i]]), len(sources[i])))
-        outputs = [""] * len(records)
-        model.eval()
-        with torch.inference_mode():
-            start = 0
-            while start < len(order):
-                length = len(prefixes[labels[order[start]]])
-                batch = [i for i in order[start : start + self.batch_size] if len(prefixes[labels[i]]) == length]
-                start += len(batch)
-                encoded = tokenizer([sources[i] for i in batch], return_tensors="pt", padding=True, truncation=True)
-                decoder_input_ids = torch.tensor([prefixes[labels[i]] for i in batch], device=model.device)
-                generated = model.generate(input_ids=encoded["input_ids"].to(model.device),
-                                           attention_mask=encoded["attention_mask"].to(model.device),
-                                           decoder_input_ids=decoder_input_ids, max_new_tokens=self.max_new_tokens,
-                                           do_sample=False, num_beams=1)
-                for i, text in zip(batch, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
-                    outputs[i] = text
-        return outputs
+        return generate_texts(model, tokenizer, [task_text(record) for record in records], batch_size=self.batch_size,
+                              max_new_tokens=self.max_new_tokens, decoder_prefixes=[prefixes[y] for y in labels])
 
     def explain(self, records: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> list[str]:
         from larev_hf.meta.task_model import parse_self_rationalization
@@ -492,24 +474,13 @@ class Text2TextGenerator:
         self.model = model.to(resolve_device(self.device)).eval()
 
     def explain(self, records: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> list[str]:
-        import torch
+        from larev_hf.modeling.generation import generate_texts
 
         labels = resolve_labels(records, labels)
         self._load()
         prompts = [build_prompt(self.prompt, record, label) for record, label in zip(records, labels, strict=True)]
-        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
-        outputs = [""] * len(prompts)
-        with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start : start + self.batch_size]
-                encoded = self.tokenizer([prompts[i] for i in batch], return_tensors="pt", padding=True, truncation=True)
-                generated = self.model.generate(input_ids=encoded["input_ids"].to(self.model.device),
-                                                attention_mask=encoded["attention_mask"].to(self.model.device),
-                                                max_new_tokens=self.max_new_tokens, do_sample=False, num_beams=1)
-                decoded = self.tokenizer.batch_decode(generated, skip_special_tokens=True)
-                for i, text in zip(batch, decoded, strict=True):
-                    outputs[i] = text.strip()
-        return outputs
+        return [text.strip() for text in generate_texts(self.model, self.tokenizer, prompts, batch_size=self.batch_size,
+                                                        max_new_tokens=self.max_new_tokens)]
 
 
 # --------------------------------------------------------------------------- CLI specs

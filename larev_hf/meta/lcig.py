@@ -95,12 +95,17 @@ def mask_label_strings(text: str, phrases: Sequence[str], mask_token: str) -> st
     return pattern.sub(mask_token, text)
 
 
+def maskable_words(text: str, spans: Sequence[tuple[int, int]], mask_token: str) -> list[int]:
+    """The words that may be masked: neither punctuation alone nor an existing mask token."""
+    return [i for i, (start, end) in enumerate(spans)
+            if not _PUNCTUATION_ONLY.match(text[start:end]) and mask_token not in text[start:end]]
+
+
 def mask_words(text: str, spans: Sequence[tuple[int, int]], scores: Sequence[float], n_masked: int,
                mask_token: str) -> tuple[str, list[str]]:
     """Replace the ``n_masked`` highest-scoring words (character ``spans`` of ``text``; punctuation and existing mask
     tokens never compete; ties broken by position) with ``mask_token``; returns the text and the masked words."""
-    candidates = [i for i, (s, e) in enumerate(spans)
-                  if not _PUNCTUATION_ONLY.match(text[s:e]) and mask_token not in text[s:e]]
+    candidates = maskable_words(text, spans, mask_token)
     chosen = sorted(sorted(candidates, key=lambda i: (-scores[i], i))[:n_masked])
     out, last = [], 0
     for i in chosen:
@@ -109,12 +114,6 @@ def mask_words(text: str, spans: Sequence[tuple[int, int]], scores: Sequence[flo
         last = end
     out.append(text[last:])
     return "".join(out), [text[spans[i][0]:spans[i][1]] for i in chosen]
-
-
-def _word_units(tokenizer: Any, text: str) -> list[tuple[int, int]]:
-    from larev_hf.leakage.attribution import word_spans
-
-    return word_spans(tokenizer, text)[1]
 
 
 def mask_rationales(detector: Any, tokenizer: Any, records: Sequence[Mapping[str, Any]], rationales: Sequence[str],
@@ -151,8 +150,8 @@ def mask_rationales(detector: Any, tokenizer: Any, records: Sequence[Mapping[str
     out = []
     for i, text in enumerate(stripped):
         spans, scores = best.get(i, ([], np.zeros(0)))
-        content = [s for s in spans if not _PUNCTUATION_ONLY.match(text[s[0]:s[1]]) and mask_token not in text[s[0]:s[1]]]
-        masked, words = mask_words(text, spans, list(scores), settings.n_masked(len(content)), mask_token)
+        n_masked = settings.n_masked(len(maskable_words(text, spans, mask_token)))
+        masked, words = mask_words(text, spans, list(scores), n_masked, mask_token)
         out.append({"masked": masked, "masked_words": words, "n_label_strings": text.count(mask_token)})
     return out
 
@@ -171,22 +170,14 @@ def choice_log_probs(model: Any, tokenizer: Any, inputs: Sequence[str], records:
     log-probabilities, :func:`~larev_hf.modeling.score_labels`), and the most probable choice, per input."""
     from scipy.special import logsumexp
 
-    from larev_hf.modeling import score_labels
+    from larev_hf.modeling.scoring import choice_scores
 
     labels = [r["label"] for r in records] if labels is None else list(labels)
-    pair_inputs, pair_labels, owners = [], [], []
-    for i, (text, record) in enumerate(zip(inputs, records, strict=True)):
-        for choice in record["choices"]:
-            pair_inputs.append(text)
-            pair_labels.append(choice)
-            owners.append(i)
-    sums = score_labels(model, tokenizer, pair_inputs, pair_labels, batch_size=batch_size, progress=progress,
-                        desc="LC-IG scoring").sum
-    out, predicted, position = np.zeros(len(inputs)), [], 0
-    for i, record in enumerate(records):
+    rows = choice_scores(model, tokenizer, inputs, [list(r["choices"]) for r in records], batch_size=batch_size,
+                         progress=progress, desc="LC-IG scoring")
+    out, predicted = np.zeros(len(inputs)), []
+    for i, (record, row) in enumerate(zip(records, rows, strict=True)):
         choices = list(record["choices"])
-        row = sums[position : position + len(choices)]
-        position += len(choices)
         if labels[i] not in choices:
             raise DataError(f"{where(example_id=record.get('id'))}: label {labels[i]!r} is not one of {choices}")
         out[i] = row[choices.index(labels[i])] - logsumexp(row)

@@ -85,24 +85,22 @@ class SelfRationalizer:
                 max_new_tokens: int = 64) -> list[dict[str, str]]:
         """``{"label": ŷ, "rationale": r̂}`` per record by greedy decoding (inputs sorted by length, results in input
         order); ŷ is always one of the record's ``choices``."""
-        import torch
-
+        from larev_hf.modeling.generation import generate_texts
         from larev_hf.modeling.templates import task_text
 
-        sources = [task_text(r) for r in records]
-        order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
-        outputs: list[str] = [""] * len(sources)
-        self.model.eval()
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                batch = order[start : start + batch_size]
-                encoded = self.tokenizer([sources[i] for i in batch], return_tensors="pt", padding=True, truncation=True)
-                generated = self.model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1)
-                for i, text in zip(batch, self.tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
-                    outputs[i] = text
-        predictions = []
-        for text, record in zip(outputs, records, strict=True):
-            label, rationale, repaired = parse_self_rationalization(text, list(record["choices"]))
-            self.repaired += repaired
-            predictions.append({"label": label, "rationale": rationale})
+        outputs = generate_texts(self.model, self.tokenizer, [task_text(r) for r in records], batch_size=batch_size,
+                                 max_new_tokens=max_new_tokens)
+        predictions, repaired = parse_outputs(outputs, records)
+        self.repaired += sum(repaired)
         return predictions
+
+
+def parse_outputs(outputs: Sequence[str], records: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, str]], list[bool]]:
+    """F's decoded outputs as ``{"label", "rationale"}`` per record (:func:`parse_self_rationalization`) and whether
+    each label had to be repaired to one of the record's choices."""
+    predictions, repaired = [], []
+    for text, record in zip(outputs, records, strict=True):
+        label, rationale, was_repaired = parse_self_rationalization(text, list(record["choices"]))
+        predictions.append({"label": label, "rationale": rationale})
+        repaired.append(bool(was_repaired))
+    return predictions, repaired

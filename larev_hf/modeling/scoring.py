@@ -128,6 +128,26 @@ def score_labels(
     return LabelScores(sum=sums, mean=sums / np.maximum(counts, 1), n_tokens=counts)
 
 
+def choice_scores(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    inputs: Sequence[str],
+    choices: Sequence[Sequence[str]],
+    *,
+    reduction: str = "sum",
+    **score_kwargs,
+) -> list[np.ndarray]:
+    """log p(choice | input) of every choice of every input (one batched :func:`score_labels` pass), per input."""
+    flat_inputs = [text for text, options in zip(inputs, choices, strict=True) for _ in options]
+    flat_labels = [option for options in choices for option in options]
+    flat = score_labels(model, tokenizer, flat_inputs, flat_labels, **score_kwargs).reduce(reduction)
+    out, offset = [], 0
+    for options in choices:
+        out.append(flat[offset : offset + len(options)])
+        offset += len(options)
+    return out
+
+
 def predict_choices(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -138,11 +158,5 @@ def predict_choices(
     **score_kwargs,
 ) -> list[int]:
     """Index of the most probable choice per input (argmax over the choices' label log-probabilities)."""
-    flat_inputs = [text for text, options in zip(inputs, choices, strict=True) for _ in options]
-    flat_labels = [option for options in choices for option in options]
-    flat = score_labels(model, tokenizer, flat_inputs, flat_labels, **score_kwargs).reduce(reduction)
-    predictions, offset = [], 0
-    for options in choices:
-        predictions.append(int(np.argmax(flat[offset : offset + len(options)])))
-        offset += len(options)
-    return predictions
+    return [int(np.argmax(row)) for row in choice_scores(model, tokenizer, inputs, choices, reduction=reduction,
+                                                          **score_kwargs)]
