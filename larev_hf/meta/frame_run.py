@@ -123,6 +123,29 @@ def generate_labels(model: Any, tokenizer: Any, inputs: Sequence[str], records: 
     return [p["label"] for p in predictions], repaired
 
 
+#: What H may read in training (``--h-rationales``): the gold rationale ṙ, or the label H is trained to predict
+#: stated alone (ẏ for GH-GOLD, ŷ for GH-PRED and NP-GH-PRED).
+H_RATIONALES: tuple[str, ...] = ("gold", "label")
+
+
+def h_training_rationales(records: Sequence[Mapping[str, Any]], targets: Sequence[str], kinds: Sequence[str],
+                          seed: int) -> list[str]:
+    """H's training rationale per record: one of ``kinds`` (:data:`H_RATIONALES`) drawn uniformly by a generator
+    seeded by (seed, example id), so the mix is the same for every metric and variant of one seed. FRAME's Fig. 4
+    leaves H's rationale open among r̂, ẏ, ṙ, ŷ; an H that never reads a stated label sees r = ŷ out of distribution
+    (measured in docs/frame.md), one that only reads labels learns nothing about rationales."""
+    from larev_hf.meta.suite import example_rng
+
+    unknown = [kind for kind in kinds if kind not in H_RATIONALES]
+    if unknown or not kinds:
+        raise ValueError(f"--h-rationales: {unknown or 'none given'}; expected some of {', '.join(H_RATIONALES)}")
+    texts = []
+    for record, target in zip(records, targets, strict=True):
+        kind = kinds[int(example_rng(seed, record["id"], "frame-h").integers(len(kinds)))] if len(kinds) > 1 else kinds[0]
+        texts.append(record["rationale"] if kind == "gold" else target)
+    return texts
+
+
 class SimulatorPair:
     """G (control: x → label) and H (treatment: x ⊕ r → label) of one RLC metric.
 
@@ -150,9 +173,11 @@ class SimulatorPair:
 
     @classmethod
     def train(cls, metric: str, records: Sequence[Mapping[str, Any]], directory: str | os.PathLike,
-              targets: Sequence[str], backbone: str, settings: Any = None, seed: int = 0) -> SimulatorPair:
-        """Train G on x → target and H on x ⊕ ṙ → target (``records``' gold rationales) into ``directory/{G,H}``
-        (one tokenizer, ``directory/tokenizer``; both from the same initial weights); a finished model is kept."""
+              targets: Sequence[str], backbone: str, settings: Any = None, seed: int = 0,
+              h_rationales: Sequence[str] = ("gold",)) -> SimulatorPair:
+        """Train G on x → target and H on x ⊕ r → target into ``directory/{G,H}`` (one tokenizer,
+        ``directory/tokenizer``; both from the same initial weights); a finished model is kept. H's r per record is
+        drawn from ``h_rationales`` (:func:`h_training_rationales`): the gold ṙ, the target label, or both."""
         from larev_hf.meta.lcig import augmented_input
         from larev_hf.modeling import build_model, build_tokenizer
         from larev_hf.modeling.templates import task_text
@@ -173,7 +198,9 @@ class SimulatorPair:
             texts += [choice for r in records for choice in r["choices"]]
             tokenizer = build_tokenizer(backbone, texts)
             tokenizer.save_pretrained(tokenizer_dir)
-        sources = {"G": [task_text(r) for r in records], "H": [augmented_input(r, r["rationale"]) for r in records]}
+        rationales = h_training_rationales(records, targets, h_rationales, seed)
+        sources = {"G": [task_text(r) for r in records],
+                   "H": [augmented_input(r, text) for r, text in zip(records, rationales, strict=True)]}
         for name, texts in sources.items():
             if not (directory / name / "config.json").is_file():
                 train_seq2seq(build_model(backbone, tokenizer, seed=seed), tokenizer, texts, targets,
@@ -527,6 +554,7 @@ class FrameRun(MetaRunDirectory):
             raise ValueError(f"--metrics: a metric is listed twice ({s.metrics})")
         if not s.axioms or any(a not in ("1", "2", "3") for a in s.axioms):
             raise ValueError(f"--axioms: expected some of 1, 2, 3, got {s.axioms}")
+        h_training_rationales([], [], s.h_rationales, 0)  # an unknown kind raises naming --h-rationales
         s.seed_values()
         if not s.seeds or len(set(s.seed_values())) != len(s.seeds):
             raise ValueError(f"--seeds: expected distinct integers, got {s.seeds}")
@@ -555,10 +583,13 @@ class FrameRun(MetaRunDirectory):
 
     def train_settings(self, backbone: str, seed: int) -> Any:
         from larev_hf.modeling import training_defaults
+        from larev_hf.modeling.presets import is_pretrained
         from larev_hf.training import TrainSettings
 
         defaults = training_defaults(backbone)
-        return TrainSettings(learning_rate=defaults["learning_rate"],
+        learning_rate = self.settings.learning_rate if self.settings.learning_rate and is_pretrained(backbone) else \
+            defaults["learning_rate"]
+        return TrainSettings(learning_rate=learning_rate,
                              num_train_epochs=self.settings.num_train_epochs or defaults["num_train_epochs"],
                              batch_size=int(defaults["batch_size"]), seed=seed, progress=self.progress)
 
@@ -633,7 +664,7 @@ class FrameRun(MetaRunDirectory):
             targets = [row["label"] for row in rows]
         backbone = self.simulator_backbone(metric)
         SimulatorPair.train(metric, train, self.simulator_dir(metric, variant, seed), targets, backbone,
-                            self.train_settings(backbone, seed), seed)
+                            self.train_settings(backbone, seed), seed, self.settings.h_rationales)
 
     def simulator_pair(self, metric: str, variant: str, seed: int) -> SimulatorPair:
         if metric == "f_gold":

@@ -137,6 +137,12 @@ class FrameSettings:
                                     + ", ".join(FRAME_METRICS) + ")", type=comma_list)
     axioms: list[str] = help_field(["1", "2", "3"], "axioms measured (comma list of 1, 2, 3)", type=comma_list)
     num_train_epochs: float | None = help_field(None, "epochs of every trained model (default: each backbone's)")
+    learning_rate: float | None = help_field(None, "learning rate of every pretrained model trained (F, GH-GOLD's "
+                                             "and GH-PRED's G and H; default: each backbone's); models from random "
+                                             "weights keep their backbone's")
+    h_rationales: list[str] = help_field(
+        ["gold", "label"], "what H reads in training, drawn per example (comma list): gold (the reference "
+        "rationale ṙ), label (the label H learns, stated alone); FRAME leaves it open (Fig. 4)", type=comma_list)
     scv_denominator: str = help_field(
         "abs", "SCV of axiom 3: 'abs' σ/|μ| where μ(Φ(ŷ)) < 0 (F-GOLD's always is; the paper prints positive SCVs for "
         "it), 'signed' σ/μ, undefined for μ ≤ 0", choices=("abs", "signed"), report_only=True)

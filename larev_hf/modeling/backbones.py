@@ -146,12 +146,14 @@ def minilm_seq2seq_tokenizer() -> PreTrainedTokenizerFast:
         eos_token="[SEP]", cls_token="[CLS]", bos_token="[CLS]", model_max_length=512)
 
 
-def build_bert2bert(tokenizer: PreTrainedTokenizerBase, pretrained: bool = True) -> EncoderDecoderModel:
+def build_bert2bert(tokenizer: PreTrainedTokenizerBase, pretrained: bool = True,
+                    layers: int | None = None) -> EncoderDecoderModel:
     """BERT2BERT warm-started from MiniLM-L6 on both sides (Rothe et al., 2020): the decoder is MiniLM with causal
     self-attention and new cross-attention layers; it starts from ``[CLS]`` and stops at ``[SEP]``.
 
     ``pretrained=False`` builds the same architecture (same configs, parameter names and shapes) with random weights
-    (``minilm2minilm-scratch``, FRAME's non-pretrained simulators)."""
+    (``minilm2minilm-scratch``, FRAME's non-pretrained simulators). ``layers`` keeps MiniLM's first ``layers``
+    layers on each side (``minilm2minilm-l2``/``-l4``: smaller pretrained models, DistilBERT-style layer dropping)."""
     import warnings
 
     from transformers.utils import logging as hf_logging
@@ -175,6 +177,13 @@ def build_bert2bert(tokenizer: PreTrainedTokenizerBase, pretrained: bool = True)
                                                                                                   decoder_config))
     finally:
         hf_logging.set_verbosity(verbosity)
+    if layers is not None and layers < model.config.encoder.num_hidden_layers:
+        import torch
+
+        for stack, config in ((model.encoder.encoder, model.config.encoder),
+                              (model.decoder.bert.encoder, model.config.decoder)):
+            stack.layer = torch.nn.ModuleList(list(stack.layer)[:layers])
+            config.num_hidden_layers = layers
     for config in (model.config, model.config.decoder, model.generation_config):
         config.decoder_start_token_id = tokenizer.cls_token_id
         config.bos_token_id = tokenizer.cls_token_id
@@ -191,7 +200,7 @@ def build_model(backbone: str, tokenizer: PreTrainedTokenizerBase, seed: int = 0
         return AutoModelForSeq2SeqLM.from_pretrained(backbone)
     preset = PRESETS[backbone]
     if preset.architecture == "bert2bert":
-        return build_bert2bert(tokenizer, pretrained=preset.pretrained)
+        return build_bert2bert(tokenizer, pretrained=preset.pretrained, layers=preset.layers)
     vocab_size = len(tokenizer)
     if preset.architecture == "t5":
         config = T5Config(

@@ -48,6 +48,14 @@ PRESETS: dict[str, BackbonePreset] = {
     "minilm2minilm-scratch": BackbonePreset("bert2bert", d_model=384, layers=6, heads=12, d_ff=1536, vocab_size=30522,
                                             tokenizer="minilm", learning_rate=5e-4, num_train_epochs=3.0,
                                             batch_size=16, pretrained=False),
+    # Smaller pretrained sizes for FRAME's axiom 3 (C) with a pretrained F: MiniLM's first 2 / 4 layers on both sides
+    # (layer dropping as in DistilBERT's initialisation, Sanh et al. 2019), cross-attention new.
+    "minilm2minilm-l2": BackbonePreset("bert2bert", d_model=384, layers=2, heads=12, d_ff=1536, vocab_size=30522,
+                                       tokenizer="minilm", learning_rate=5e-5, num_train_epochs=3.0, batch_size=16,
+                                       pretrained=True),
+    "minilm2minilm-l4": BackbonePreset("bert2bert", d_model=384, layers=4, heads=12, d_ff=1536, vocab_size=30522,
+                                       tokenizer="minilm", learning_rate=5e-5, num_train_epochs=3.0, batch_size=16,
+                                       pretrained=True),
 }
 
 #: Training defaults for pretrained checkpoints (thesis §5.3.3: AdamW, lr 3e-5, batch 8, 8 epochs).
