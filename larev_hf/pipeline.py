@@ -53,6 +53,11 @@ class Run:
     def path(self, *parts: str) -> Path:
         return self.dir.joinpath(*parts)
 
+    def missing_stages(self, method: str) -> list[str]:
+        """The stages ``method``'s scores need (its models and the tokenizer) that have not finished in this run."""
+        needed = [stage.name for stage in get_method(method).stages(self.config)]
+        return [stage for stage in (["tokenizer", *needed] if needed else []) if not self.is_done(stage)]
+
     def is_done(self, stage: str) -> bool:
         return self.runner.is_done(stage)
 

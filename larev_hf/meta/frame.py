@@ -16,8 +16,9 @@ the perturbations and the label noise; it imports numpy only.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -171,3 +172,43 @@ def noisy_labels(labels: Sequence[str], choices: Sequence[Sequence[str]], share:
     for i in flipped:
         noisy[i] = contrastive_perturbation(labels[i], choices[i], rng)
     return noisy, flipped
+
+
+#: Axiom 3's variation factors (A)-(C): meta-metric ``scv_<factor>``.
+FACTORS: tuple[str, ...] = ("train_size", "label_noise", "capacity")
+
+#: Kinds of the notes a meta-metric cell can carry, and their marks in the tables.
+NOTE_MARKS: dict[str, str] = {"abs_mean": "†", "no_variation": "‡", "undefined": ""}
+
+
+def cell_note(kind: str, text: str) -> dict[str, str]:
+    return {"kind": kind, "text": text}
+
+
+def scv_value(values: Sequence[float], denominator: str = "abs") -> tuple[float | None, dict[str, str] | None]:
+    """SCV of Φ(ŷ) across settings with :func:`~larev_hf.meta.frame.scv`, and a note (``{"kind", "text"}``):
+    ``(None, undefined)`` for fewer than two settings, μ = 0 with σ > 0, or μ < 0 with ``denominator="signed"``;
+    with ``"abs"`` a negative μ gives σ/|μ| (the SCV of −Φ; ``abs_mean``). Settings that all give the same
+    Φ(ŷ) ≤ 0 have SCV 0 (``no_variation``: σ = 0, where σ/μ would be 0/0 or 0/negative)."""
+    values = [float(v) for v in values]
+    mean = float(np.mean(values)) if values else 0.0
+    if len(values) >= 2 and max(values) == min(values) and mean <= 0:
+        return 0.0, cell_note("no_variation", f"every setting gives Φ(ŷ) = {mean:.4g}: σ = 0, SCV taken as 0")
+    try:
+        if denominator == "abs" and len(values) >= 2 and mean < 0:
+            return scv([-v for v in values]), cell_note("abs_mean", f"μ(Φ(ŷ)) = {mean:.4g} < 0: σ/|μ|")
+        return scv(values), None
+    except ValueError as error:
+        return None, cell_note("undefined", str(error))
+
+
+def finite_number(value: Any) -> bool:
+    """Whether ``value`` is a finite int or float (not None, NaN or ±inf)."""
+    return value is not None and isinstance(value, int | float) and math.isfinite(value)
+
+
+def seed_summary(values: Sequence[float | None]) -> dict[str, Any]:
+    """Mean ± population std over the seeds where the value is defined."""
+    kept = [float(v) for v in values if finite_number(v)]
+    return {"mean": float(np.mean(kept)) if kept else None, "std": float(np.std(kept)) if kept else None,
+            "n": len(kept), "values": [v if finite_number(v) else None for v in values]}

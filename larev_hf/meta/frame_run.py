@@ -66,15 +66,20 @@ import numpy as np
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
 from larev_hf.meta.frame import (
     AXIOM_META_METRICS,
+    FACTORS,
+    NOTE_MARKS,
     accuracy,
     asd,
+    cell_note,
     contrastive_perturbation,
     equivalent_perturbation,
+    finite_number,
     mar,
     noisy_labels,
     nrg,
     phi,
-    scv,
+    scv_value,
+    seed_summary,
 )
 from larev_hf.meta.run_dir import MetaRunDirectory
 from larev_hf.meta.settings import FRAME_METRICS, FrameSettings
@@ -91,8 +96,6 @@ RATIONALE_NAMES: dict[str, str] = {"y_hat": "ŷ", "r_hat": "r̂", "r_dot": "ṙ"
                                    "psi_c": "Ψc(ŷ)"}
 #: MAR's non-reference rationales R_NR (§3.2).
 NON_REFERENCE: tuple[str, ...] = ("r_hat", "r_dot", "y_dot")
-#: Axiom 3's variation factors (A)-(C): meta-metric ``scv_<factor>``.
-FACTORS: tuple[str, ...] = ("train_size", "label_noise", "capacity")
 #: The columns of tables 1-3 (the meta-metrics of :data:`~larev_hf.meta.frame.AXIOM_META_METRICS`, in order).
 TABLE_COLUMNS: dict[str, list[tuple[str, str]]] = {
     "axiom1": [("phi_reference", "Φ(ŷ) (↑)"), ("mar", "MAR (↑)")],
@@ -111,13 +114,18 @@ BASE = "base"
 
 # ---------------------------------------------------------------------- simulators
 def generate_labels(model: Any, tokenizer: Any, inputs: Sequence[str], records: Sequence[Mapping[str, Any]],
-                    batch_size: int = 64, max_new_tokens: int = LABEL_TOKENS) -> tuple[list[str], list[bool]]:
-    """The label a self-rationalizing F generates for each input (greedy, batched as
+                    batch_size: int = 64, max_new_tokens: int = LABEL_TOKENS,
+                    label_decoding: str = "generate") -> tuple[list[str], list[bool]]:
+    """The label a self-rationalizing F gives each input and whether it was repaired: generated (greedy, batched as
     :meth:`~larev_hf.meta.task_model.SelfRationalizer.predict`), parsed and repaired to the nearest of the record's
-    choices; returns the labels and whether each was repaired."""
-    from larev_hf.meta.task_model import parse_outputs
+    choices, or (``label_decoding="score"``) ranked over the choices
+    (:meth:`~larev_hf.meta.task_model.SelfRationalizer.score_labels`, never repaired)."""
+    from larev_hf.meta.task_model import SelfRationalizer, check_label_decoding, parse_outputs
     from larev_hf.modeling.generation import generate_texts
 
+    check_label_decoding(label_decoding)
+    if label_decoding == "score":
+        return SelfRationalizer(model, tokenizer).score_labels(inputs, records, batch_size), [False] * len(inputs)
     outputs = generate_texts(model, tokenizer, inputs, batch_size=batch_size, max_new_tokens=max_new_tokens)
     predictions, repaired = parse_outputs(outputs, records)
     return [p["label"] for p in predictions], repaired
@@ -156,8 +164,9 @@ class SimulatorPair:
     """
 
     def __init__(self, metric: str, control: Any, treatment: Any, tokenizer: Any, generative: bool = False,
-                 batch_size: int = 64) -> None:
+                 batch_size: int = 64, label_decoding: str = "generate") -> None:
         self.metric = metric
+        self.label_decoding = label_decoding
         self.control = control
         self.treatment = treatment
         self.tokenizer = tokenizer
@@ -167,9 +176,11 @@ class SimulatorPair:
         self.last_repaired: list[bool] = []
 
     @classmethod
-    def of_task_model(cls, task_model: Any, metric: str = "f_gold") -> SimulatorPair:
-        """F-GOLD's pair: G = F(x), H = F(x ⊕ r) (a :class:`~larev_hf.meta.task_model.SelfRationalizer`)."""
-        return cls(metric, task_model.model, task_model.model, task_model.tokenizer, generative=True)
+    def of_task_model(cls, task_model: Any, metric: str = "f_gold", label_decoding: str = "generate") -> SimulatorPair:
+        """F-GOLD's pair: G = F(x), H = F(x ⊕ r) (a :class:`~larev_hf.meta.task_model.SelfRationalizer`), reading
+        labels as F's predictions are read (``label_decoding``)."""
+        return cls(metric, task_model.model, task_model.model, task_model.tokenizer, generative=True,
+                   label_decoding=label_decoding)
 
     @classmethod
     def train(cls, metric: str, records: Sequence[Mapping[str, Any]], directory: str | os.PathLike,
@@ -220,7 +231,8 @@ class SimulatorPair:
                 targets: Sequence[str] | None = None) -> list[str]:
         """One of the record's choices per input."""
         if self.generative:
-            labels, self.last_repaired = generate_labels(model, self.tokenizer, inputs, records, self.batch_size)
+            labels, self.last_repaired = generate_labels(model, self.tokenizer, inputs, records, self.batch_size,
+                                                         label_decoding=self.label_decoding)
             return labels
         from larev_hf.meta.lcig import choice_log_probs
 
@@ -385,41 +397,12 @@ def train_subset(records: Sequence[Mapping[str, Any]], share: float, seed: int) 
 
 
 # ---------------------------------------------------------------------- per-seed results (numpy only)
-def _number(value: Any) -> bool:
-    return value is not None and isinstance(value, int | float) and math.isfinite(value)
-
-
-#: Kinds of the notes a meta-metric cell can carry, and their marks in the tables.
-NOTE_MARKS: dict[str, str] = {"abs_mean": "†", "no_variation": "‡", "undefined": ""}
-
-
-def _note(kind: str, text: str) -> dict[str, str]:
-    return {"kind": kind, "text": text}
-
-
-def scv_value(values: Sequence[float], denominator: str = "abs") -> tuple[float | None, dict[str, str] | None]:
-    """SCV of Φ(ŷ) across settings with :func:`~larev_hf.meta.frame.scv`, and a note (``{"kind", "text"}``):
-    ``(None, undefined)`` for fewer than two settings, μ = 0 with σ > 0, or μ < 0 with ``denominator="signed"``;
-    with ``"abs"`` a negative μ gives σ/|μ| (the SCV of −Φ; ``abs_mean``). Settings that all give the same
-    Φ(ŷ) ≤ 0 have SCV 0 (``no_variation``: σ = 0, where σ/μ would be 0/0 or 0/negative)."""
-    values = [float(v) for v in values]
-    mean = float(np.mean(values)) if values else 0.0
-    if len(values) >= 2 and max(values) == min(values) and mean <= 0:
-        return 0.0, _note("no_variation", f"every setting gives Φ(ŷ) = {mean:.4g}: σ = 0, SCV taken as 0")
-    try:
-        if denominator == "abs" and len(values) >= 2 and mean < 0:
-            return scv([-v for v in values]), _note("abs_mean", f"μ(Φ(ŷ)) = {mean:.4g} < 0: σ/|μ|")
-        return scv(values), None
-    except ValueError as error:
-        return None, _note("undefined", str(error))
-
-
 def axiom_nrg(meta: Mapping[str, Mapping[str, Any]], axiom: str, columns: Sequence[str] | None = None) -> dict[str, Any]:
     """The NRG of ``axiom`` across the metrics of ``meta`` (metric → {meta-metric: value}); a meta-metric undefined
     for some metric is left out (``dropped``); ``values`` is None when fewer than two metrics or no meta-metric is
     left. ``columns``: only these meta-metrics."""
     directions = {name: d for name, d in AXIOM_META_METRICS[axiom].items() if columns is None or name in columns}
-    used = {name: d for name, d in directions.items() if all(_number(meta[m].get(name)) for m in meta)}
+    used = {name: d for name, d in directions.items() if all(finite_number(meta[m].get(name)) for m in meta)}
     dropped = [name for name in directions if name not in used]
     if len(meta) < 2 or not used:
         return {"values": None, "used": list(used), "dropped": dropped}
@@ -457,7 +440,7 @@ def seed_results(evaluations: Mapping[str, Mapping[str, Sequence[Mapping[str, An
             meta["mar"] = value if math.isfinite(value) else None
             if not math.isfinite(value):
                 zero = [RATIONALE_NAMES[k] for k in NON_REFERENCE if base["treatment"][k] == 0]
-                notes["mar"] = _note("undefined", f"𝟙_H(ŷ|x,r) = 0 for r = {', '.join(zero)}: the ratio is infinite")
+                notes["mar"] = cell_note("undefined", f"𝟙_H(ŷ|x,r) = 0 for r = {', '.join(zero)}: the ratio is infinite")
         if "2" in axioms:
             meta["asd_equivalent"] = asd(phis[BASE]["y_hat"], phis[BASE]["psi_e"])
             meta["asd_contrastive"] = asd(phis[BASE]["y_hat"], phis[BASE]["psi_c"])
@@ -486,7 +469,7 @@ def seed_results(evaluations: Mapping[str, Mapping[str, Sequence[Mapping[str, An
             else:
                 empty = "correct" if not groups["correct"]["n"] else "incorrect"
                 meta["asd_subpopulation"] = None
-                notes["asd_subpopulation"] = _note("undefined", f"F made no {empty} test prediction: Φ of that "
+                notes["asd_subpopulation"] = cell_note("undefined", f"F made no {empty} test prediction: Φ of that "
                                                    "subpopulation is undefined")
         metrics[metric] = {"accuracy": accuracies, "phi": phis, "meta": meta, "notes": notes, **extra}
     results: dict[str, Any] = {"metrics": metrics, "nrg": {}}
@@ -496,13 +479,6 @@ def seed_results(evaluations: Mapping[str, Mapping[str, Sequence[Mapping[str, An
         results["nrg"]["axiom3_ab"] = axiom_nrg({m: metrics[m]["meta"] for m in metrics}, "axiom3",
                                                 ["scv_train_size", "scv_label_noise"])
     return results
-
-
-def _summary(values: Sequence[float | None]) -> dict[str, Any]:
-    """Mean ± population std over the seeds where the value is defined."""
-    kept = [float(v) for v in values if _number(v)]
-    return {"mean": float(np.mean(kept)) if kept else None, "std": float(np.std(kept)) if kept else None,
-            "n": len(kept), "values": [v if _number(v) else None for v in values]}
 
 
 def aggregate_seeds(per_seed: Mapping[int, Mapping[str, Any]], metrics: Sequence[str],
@@ -523,10 +499,10 @@ def aggregate_seeds(per_seed: Mapping[int, Mapping[str, Any]], metrics: Sequence
         columns = [name for name, _ in TABLE_COLUMNS[axiom]]
         if key == "axiom3_ab":
             columns = ["scv_train_size", "scv_label_noise"]
-        cells = {metric: {name: _summary([per_seed[s]["metrics"][metric]["meta"].get(name) for s in seeds])
+        cells = {metric: {name: seed_summary([per_seed[s]["metrics"][metric]["meta"].get(name) for s in seeds])
                           for name in columns} for metric in metrics}
         from_means = axiom_nrg({m: {name: cells[m][name]["mean"] for name in columns} for m in metrics}, axiom, columns)
-        per_seed_nrg = {metric: _summary([(per_seed[s]["nrg"][key]["values"] or {}).get(metric) for s in seeds])
+        per_seed_nrg = {metric: seed_summary([(per_seed[s]["nrg"][key]["values"] or {}).get(metric) for s in seeds])
                         for metric in metrics}
         nrg_out[key] = {**from_means, "per_seed": per_seed_nrg}
         if key != "axiom3_ab":
@@ -568,6 +544,7 @@ class FrameRun(MetaRunDirectory):
                                      f" got {getattr(s, name)}")
             if not s.capacity_backbones or len(set(s.capacity_backbones)) != len(s.capacity_backbones):
                 raise ValueError(f"--capacity-backbones: expected distinct backbones, got {s.capacity_backbones}")
+        self.library_methods()  # a missing run or an unfinished method raises naming --library-run/--library-methods
         backbones = {s.task_backbone, *(s.capacity_backbones if "3" in s.axioms else [])}
         if {"gh_gold", "gh_pred"} & set(s.metrics):
             backbones.add(s.pretrained_simulator)
@@ -593,8 +570,45 @@ class FrameRun(MetaRunDirectory):
                              num_train_epochs=self.settings.num_train_epochs or defaults["num_train_epochs"],
                              batch_size=int(defaults["batch_size"]), seed=seed, progress=self.progress)
 
+    def label_decoding(self) -> str:
+        """How F's labels are read (``--f-label-decoding``; ``auto``: ranked over the choices for QA, whose answers
+        are open phrases F rarely reproduces exactly, generated for NLI's three label words)."""
+        value = self.settings.f_label_decoding
+        if value == "auto":
+            return "score" if self.records("test") and self.records("test")[0]["task"] == "qa" else "generate"
+        return value
+
     def simulator_backbone(self, metric: str) -> str:
         return self.settings.scratch_simulator if metric == "np_gh_pred" else self.settings.pretrained_simulator
+
+    def library_run(self) -> Any:
+        """The trained ``larev-hf run`` of ``--library-run`` (loaded once), or None."""
+        if self.settings.library_run is None:
+            return None
+        if "library_run" not in self._cache:
+            from larev_hf.pipeline import Run
+
+            self._cache["library_run"] = Run.load(self.settings.library_run, progress=False)
+        return self._cache["library_run"]
+
+    def library_methods(self) -> list[str]:
+        """The library metrics put through the axioms: ``--library-methods`` or every method the run has trained
+        that has a pointwise score (none without ``--library-run``)."""
+        from larev_hf.methods import get_method
+
+        run = self.library_run()
+        if run is None:
+            if self.settings.library_methods:
+                raise ValueError("--library-methods needs --library-run (a trained `larev-hf run` directory)")
+            return []
+        if run.config.dataset != self.settings.dataset:
+            raise ValueError(f"--library-run: {run.dir} is a {run.config.dataset!r} run; expected {self.settings.dataset!r}")
+        names = list(self.settings.library_methods) or [m for m in run.config.methods if not run.missing_stages(m)]
+        for name in names:
+            get_method(name)  # an unknown name raises, listing the known ones
+            if missing := run.missing_stages(name):
+                raise ValueError(f"--library-methods: {name!r}'s stages {missing} have not finished in {run.dir}")
+        return names
 
     # ------------------------------------------------------------------ paths
     def task_dir(self, variant: str, seed: int) -> Path:
@@ -610,6 +624,9 @@ class FrameRun(MetaRunDirectory):
 
     def evaluation_path(self, metric: str, variant: str, seed: int) -> Path:
         return self.dir / "evaluations" / f"s{seed}" / f"{metric}-{variant}.jsonl"
+
+    def library_path(self, method: str, variant: str, seed: int) -> Path:
+        return self.dir / "library" / f"s{seed}" / f"{method}-{variant}.jsonl"
 
     def task_predictions(self, variant: str, seed: int, split: str = "test") -> list[dict[str, Any]]:
         return [row for _, row in read_jsonl(self.task_dir(variant, seed) / f"{split}.jsonl")]
@@ -631,12 +648,15 @@ class FrameRun(MetaRunDirectory):
                                            example_rng(seed, variant.name, "frame-noise"))
         model = SelfRationalizer.train(subset, self.task_model_dir(variant.name, seed), backbone=variant.backbone,
                                        settings=self.train_settings(variant.backbone, seed), labels=labels, seed=seed)
-        train_labels, train_repaired = generate_labels(model.model, model.tokenizer, [task_text(r) for r in train], train)
+        decoding = self.label_decoding()
+        train_labels, train_repaired = generate_labels(model.model, model.tokenizer, [task_text(r) for r in train], train,
+                                                       label_decoding=decoding)
         if variant.name == BASE:
-            predictions = model.predict(test)
+            predictions = model.predict(test, label_decoding=decoding)
             test_repaired = model.repaired
         else:
-            test_labels, repaired = generate_labels(model.model, model.tokenizer, [task_text(r) for r in test], test)
+            test_labels, repaired = generate_labels(model.model, model.tokenizer, [task_text(r) for r in test], test,
+                                                    label_decoding=decoding)
             predictions = [{"label": label, "rationale": ""} for label in test_labels]
             test_repaired = sum(repaired)
         out = self.task_dir(variant.name, seed)
@@ -670,7 +690,8 @@ class FrameRun(MetaRunDirectory):
         if metric == "f_gold":
             from larev_hf.meta.task_model import SelfRationalizer
 
-            return SimulatorPair.of_task_model(SelfRationalizer.load(self.task_model_dir(variant, seed)))
+            return SimulatorPair.of_task_model(SelfRationalizer.load(self.task_model_dir(variant, seed)),
+                                               label_decoding=self.label_decoding())
         return SimulatorPair.load(metric, self.simulator_dir(metric, variant, seed))
 
     def stage_axioms(self, seed: int) -> None:
@@ -707,6 +728,25 @@ class FrameRun(MetaRunDirectory):
                     rows.append(row)
                 write_jsonl(path, rows)
 
+    def stage_library(self, seed: int) -> None:
+        """The library metrics' pointwise scores of every rationale the axioms need, with F's labels ŷ of each
+        variant as the labels scored (:mod:`larev_hf.meta.frame_library`)."""
+        from larev_hf.meta.frame_library import library_records, score_library_variant
+        from larev_hf.pipeline import baseline_builder_from_spec
+
+        run, methods = self.library_run(), self.library_methods()
+        builder = baseline_builder_from_spec(run.config.baseline_builder, run.config.seed)
+        test, run_records = self.records("test"), run.split_records("test")
+        ids = [r["id"] for r in test]
+        variants, _ = self.plan()
+        kinds = rationale_types(self.settings.axioms, base=True)
+        rationales = rationale_texts(test, self.task_predictions(BASE, seed), seed, kinds)
+        for variant in variants:
+            targets = [p["label"] for p in self.task_predictions(variant.name, seed)]
+            records = library_records(run_records, ids, targets, builder)
+            score_library_variant(run, methods, records, rationales if variant.name == BASE else {"y_hat": targets},
+                                  {m: self.library_path(m, variant.name, seed) for m in methods})
+
     def stages(self) -> list[tuple[str, Any]]:
         variants, _ = self.plan()
         stages: list[tuple[str, Any]] = [("data", self.stage_data)]
@@ -726,7 +766,13 @@ class FrameRun(MetaRunDirectory):
             stages.append((f"axioms-s{seed}", lambda s=seed: self.stage_axioms(s)))
             self._outputs[f"axioms-s{seed}"] = [self.dir / "evaluations" / f"s{seed}",
                                                 self.dir / "results" / f"seed{seed}.json"]
+            if self.settings.library_run is not None:
+                stages.append((f"library-s{seed}", lambda s=seed: self.stage_library(s)))
+                self._outputs[f"library-s{seed}"] = [self.dir / "library" / f"s{seed}"]
         return stages
+
+    def library_stage_names(self) -> list[str]:
+        return [f"library-s{seed}" for seed in self.settings.seed_values()] if self.settings.library_run else []
 
     def drop_outputs(self, stale: Sequence[str]) -> None:
         """Delete what invalidated stages wrote (models, predictions, evaluations), so they really rerun."""
@@ -742,7 +788,16 @@ class FrameRun(MetaRunDirectory):
 
         s = self.settings
         files = source_files(s.dataset, s.data_dir, ("train", "test"))
-        return {"data": {split: file_sha256(p) if p else None for split, p in files.items()}}
+        out: dict[str, Any] = {"data": {split: file_sha256(p) if p else None for split, p in files.items()}}
+        if (run := self.library_run()) is not None:  # the library run's trained models: retraining one rescores
+            from larev_hf.methods import get_method
+
+            methods = self.library_methods()
+            markers = {m: [read_json(run.runner.marker(stage.name)) for stage in get_method(m).stages(run.config)]
+                       for m in methods}
+            for name in self.library_stage_names():
+                out[name] = {"run": str(run.dir.resolve()), "methods": methods, "markers": markers}
+        return out
 
     def execute(self) -> dict[str, Any]:
         """Run (or resume) every stage and write the report; returns ``frame_report.json``'s content."""
@@ -750,7 +805,8 @@ class FrameRun(MetaRunDirectory):
         with self.runner.lock():
             metadata = {f.name: dict(f.metadata) for f in fields(FrameSettings)}
             self.runner.check_settings(asdict(self.settings), asdict(FrameSettings()), metadata, name="frame_config.json")
-            self.runner.run(self.stages(), inputs=self.inputs(), on_invalidate=self.drop_outputs)
+            self.runner.run(self.stages(), inputs=self.inputs(), on_invalidate=self.drop_outputs,
+                            independent=self.library_stage_names())
             return self.write_report()
 
     # ------------------------------------------------------------------ report
@@ -776,6 +832,26 @@ class FrameRun(MetaRunDirectory):
         write_json(self.dir / "results" / f"seed{seed}.json", results)
         return results
 
+    def library_report(self, seeds: Sequence[int]) -> dict[str, Any]:
+        """The library metrics' rows of tables 1-3 over the seeds whose ``library`` stage has finished."""
+        from larev_hf.meta.frame_library import aggregate_library, library_seed_results
+        from larev_hf.methods import get_method
+
+        s = self.settings
+        variants, factors = self.plan()
+        methods = self.library_methods()
+        units = {m: get_method(m).unit for m in methods}
+        per_seed = {}
+        for seed in seeds:
+            rows = {m: {v.name: [row for _, row in read_jsonl(self.library_path(m, v.name, seed))] for v in variants}
+                    for m in methods}
+            per_seed[seed] = library_seed_results(rows, units, factors, s.axioms, s.scv_denominator, s.n_boot, seed)
+            write_json(self.dir / "results" / f"library_seed{seed}.json", per_seed[seed])
+        report = aggregate_library(per_seed, {m: get_method(m).title for m in methods}, units, s.axioms)
+        report["run"] = str(self.library_run().dir)
+        report["backbone"] = self.library_run().config.backbone
+        return report
+
     def write_report(self) -> dict[str, Any]:
         s = self.settings
         variants, factors = self.plan()
@@ -797,20 +873,23 @@ class FrameRun(MetaRunDirectory):
         }
         if per_seed:
             report.update(aggregate_seeds(per_seed, s.metrics, s.axioms))
-            report["task_model"] = {v.name: {key: _summary([per_seed[x]["task_model"][v.name][key] for x in seeds])
+            report["task_model"] = {v.name: {key: seed_summary([per_seed[x]["task_model"][v.name][key] for x in seeds])
                                              for key in ("test_accuracy", "train_accuracy")} for v in variants}
             base_rationales = [k for k in RATIONALES if k in rationale_types(s.axioms, True)]
-            report["accuracy"] = {m: {"control": _summary([per_seed[x]["metrics"][m]["accuracy"][BASE]["control"]
+            report["accuracy"] = {m: {"control": seed_summary([per_seed[x]["metrics"][m]["accuracy"][BASE]["control"]
                                                            for x in seeds]),
-                                      "treatment": {k: _summary([per_seed[x]["metrics"][m]["accuracy"][BASE]["treatment"][k]
+                                      "treatment": {k: seed_summary([per_seed[x]["metrics"][m]["accuracy"][BASE]["treatment"][k]
                                                                  for x in seeds]) for k in base_rationales}}
                                   for m in s.metrics}
             if "3" in s.axioms:
-                report["phi_by_variant"] = {m: {v.name: _summary([per_seed[x]["metrics"][m]["phi_by_variant"][v.name]
+                report["phi_by_variant"] = {m: {v.name: seed_summary([per_seed[x]["metrics"][m]["phi_by_variant"][v.name]
                                                                   for x in seeds]) for v in variants}
                                             for m in s.metrics}
             report["phi_reference_ci95"] = {m: {str(x): per_seed[x]["metrics"][m]["phi_reference_ci95"] for x in seeds}
                                             for m in s.metrics}
+        library_seeds = [seed for seed in seeds if self.runner.is_done(f"library-s{seed}")]
+        if self.settings.library_run is not None and library_seeds:
+            report["library"] = self.library_report(library_seeds)
         markers = self.runner.markers()
         report["stage_seconds"] = {name: markers[name]["seconds"] for name, _ in self.stages() if name in markers}
         write_json(self.dir / "frame_report.json", report)
@@ -884,6 +963,10 @@ def render_frame_markdown(report: Mapping[str, Any]) -> str:
         if extra:
             lines += ["", "NRG (A, B): the NRG of the % Train and % Noisy Train SCVs alone — the paper's printed 'All' "
                       "column of table 3 is exactly this (docs/frame.md)."]
+        if "library" in report and axiom in report["library"]["tables"]:
+            from larev_hf.meta.frame_library import render_library_table
+
+            lines += render_library_table(report["library"], axiom)
     if "task_model" in report:
         rows = [[name, _fmt(entry["test_accuracy"]["mean"]) + f" (±{_fmt(entry['test_accuracy']['std'])})",
                  _fmt(entry["train_accuracy"]["mean"]) + f" (±{_fmt(entry['train_accuracy']['std'])})",

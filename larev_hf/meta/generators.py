@@ -362,32 +362,10 @@ class RandomKGenerator:
 # --------------------------------------------------------------------------- the self-rationalizer F
 
 
-def decoder_prefix_ids(model: Any, tokenizer: Any, label: str) -> list[int]:
-    """Decoder ids that force F's output to start with ``"{label} explanation:"`` (VARIF's label-conditional E(x, y)).
-
-    The prefix is tokenized as a target (``text_target``), its trailing end-of-sequence token (``</s>``, or ``[SEP]``
-    for BERT2BERT) dropped, and ``model.config.decoder_start_token_id`` (T5: ``<pad>``, BART: ``</s>``, BERT2BERT:
-    ``[CLS]``) put in front: exactly the first tokens of the shifted-right training target
-    ``"{label} explanation: {rationale}"``.
-    """
-    from larev_hf.meta.task_model import SEPARATOR
-
-    start = getattr(model.config, "decoder_start_token_id", None)
-    if start is None:
-        start = getattr(getattr(model, "generation_config", None), "decoder_start_token_id", None)
-    if start is None:
-        raise ValueError(f"{type(model).__name__} has no decoder_start_token_id; expected an encoder-decoder model")
-    ids = list(tokenizer(text_target=f"{label}{SEPARATOR}".rstrip())["input_ids"])
-    ends = {tokenizer.eos_token_id, getattr(tokenizer, "sep_token_id", None)} - {None}
-    if ids and ids[-1] in ends:
-        ids = ids[:-1]
-    return [int(start), *ids]
-
-
 class SelfRationalizerGenerator:
     """The self-rationalizing task model F (:class:`~larev_hf.meta.task_model.SelfRationalizer`) as a label-conditional
     explanation method (VARIF §"Key definitions", §5): greedy decoding of F with the decoder forced to start with
-    ``"{label} explanation:"`` (:func:`decoder_prefix_ids`), the rationale read after the separator.
+    ``"{label} explanation:"`` (:func:`~larev_hf.meta.task_model.decoder_prefix_ids`), the rationale read after the separator.
 
     Records are batched by prefix length (so the forced decoder prefixes need no padding) and by input length.
     ``unconditional=True`` ignores the requested labels and returns the rationale of F's own prediction
@@ -404,14 +382,8 @@ class SelfRationalizerGenerator:
 
     def generate_texts(self, records: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> list[str]:
         """F's decoded outputs (``"{label} explanation: {rationale}"``) with the label prefix forced."""
-        from larev_hf.modeling.generation import generate_texts
-        from larev_hf.modeling.templates import task_text
-
-        labels = resolve_labels(records, labels)
-        model, tokenizer = self.model.model, self.model.tokenizer
-        prefixes = {label: decoder_prefix_ids(model, tokenizer, label) for label in dict.fromkeys(labels)}
-        return generate_texts(model, tokenizer, [task_text(record) for record in records], batch_size=self.batch_size,
-                              max_new_tokens=self.max_new_tokens, decoder_prefixes=[prefixes[y] for y in labels])
+        return self.model.generate_for_labels(records, resolve_labels(records, labels), batch_size=self.batch_size,
+                                              max_new_tokens=self.max_new_tokens)
 
     def explain(self, records: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> list[str]:
         from larev_hf.meta.task_model import parse_self_rationalization

@@ -140,9 +140,19 @@ class FrameSettings:
     learning_rate: float | None = help_field(None, "learning rate of every pretrained model trained (F, GH-GOLD's "
                                              "and GH-PRED's G and H; default: each backbone's); models from random "
                                              "weights keep their backbone's")
+    f_label_decoding: str = help_field(
+        "auto", "how F's label is read: generate (greedy; a label that is no choice is repaired to the nearest), "
+        "score (the choice c with the highest log p('c explanation:' | x), then r̂ generated after it), auto (score "
+        "for QA, generate for NLI)", choices=("auto", "generate", "score"))
     h_rationales: list[str] = help_field(
         ["gold", "label"], "what H reads in training, drawn per example (comma list): gold (the reference "
         "rationale ṙ), label (the label H learns, stated alone); FRAME leaves it open (Fig. 4)", type=comma_list)
+    library_run: str | None = help_field(
+        None, "a trained `larev-hf run` directory on the same dataset: its metrics (REV, LAREV, RoRA, LAS, RQ) are "
+        "put through the same axioms with their pointwise scores (docs/frame.md); adding it to a finished run scores "
+        "only them", report_only=True)
+    library_methods: list[str] = help_field([], "the library run's metrics to put through the axioms (comma list; "
+                                            "default: all the run has trained)", type=comma_list, report_only=True)
     scv_denominator: str = help_field(
         "abs", "SCV of axiom 3: 'abs' σ/|μ| where μ(Φ(ŷ)) < 0 (F-GOLD's always is; the paper prints positive SCVs for "
         "it), 'signed' σ/μ, undefined for μ ≤ 0", choices=("abs", "signed"), report_only=True)

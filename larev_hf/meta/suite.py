@@ -379,19 +379,27 @@ def build_suite_with_skips(records: Iterable[Mapping[str, Any]], families: Seque
                 skipped[name].append(record["id"])
                 continue
             rows.append(_row(record, name, fields))
-    by_id = {record["id"]: record for record in records}
-    # One baseline per (x, label); a record's own baseline (a run's, built by its builder) is kept for its gold label.
-    baselines = {(r["id"], r["label"]): r["baseline"] for r in records if isinstance(r.get("baseline"), str) and r["baseline"]}
-    keys = [key for key in dict.fromkeys((row["id"], row["label_used"]) for row in rows) if key not in baselines]
-    examples = [{c: by_id[i][c] for c in COLUMNS if c != "rationale"} | {"label": label} for i, label in keys]
-    if examples:
-        baselines.update(zip(keys, builder(examples), strict=True))
-    for row in rows:
-        row["baseline"] = baselines[(row["id"], row["label_used"])]
+    for row, baseline in zip(rows, label_baselines(records, [(row["id"], row["label_used"]) for row in rows], builder),
+                             strict=True):
+        row["baseline"] = baseline
     counts = {name: len(ids) for name, ids in skipped.items() if ids}
     if counts:
         logger.info("VARSuite: %d examples; skipped per family: %s", len(records), counts)
     return rows, skipped
+
+
+def label_baselines(records: Sequence[Mapping[str, Any]], pairs: Sequence[tuple[str, str]],
+                    builder: BaselineBuilder) -> list[str]:
+    """The vacuous baseline b of each ``(example id, label)`` pair: one per distinct pair, built by ``builder`` from
+    the record's x and that label; a record's own ``baseline`` (a run's, made by its builder) is kept for its own
+    label. Used for rows whose label is not the gold one (label swaps, FRAME's predicted labels ŷ)."""
+    by_id = {record["id"]: record for record in records}
+    baselines = {(r["id"], r["label"]): r["baseline"] for r in records if isinstance(r.get("baseline"), str) and r["baseline"]}
+    keys = [key for key in dict.fromkeys(pairs) if key not in baselines]
+    examples = [{c: by_id[i][c] for c in COLUMNS if c != "rationale"} | {"label": label} for i, label in keys]
+    if examples:
+        baselines.update(zip(keys, builder(examples), strict=True))
+    return [baselines[pair] for pair in pairs]
 
 
 def _row(record: Mapping[str, Any], family: str, fields: Mapping[str, Any]) -> dict[str, Any]:

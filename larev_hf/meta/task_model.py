@@ -42,6 +42,26 @@ def parse_self_rationalization(text: str, choices: Sequence[str]) -> tuple[str, 
     return best, rationale, True
 
 
+def decoder_prefix_ids(model: Any, tokenizer: Any, label: str) -> list[int]:
+    """Decoder ids that force F's output to start with ``"{label} explanation:"`` (VARIF's label-conditional E(x, y)).
+
+    The prefix is tokenized as a target (``text_target``), its trailing end-of-sequence token (``</s>``, or ``[SEP]``
+    for BERT2BERT) dropped, and ``model.config.decoder_start_token_id`` (T5: ``<pad>``, BART: ``</s>``, BERT2BERT:
+    ``[CLS]``) put in front: exactly the first tokens of the shifted-right training target
+    ``"{label} explanation: {rationale}"``.
+    """
+    start = getattr(model.config, "decoder_start_token_id", None)
+    if start is None:
+        start = getattr(getattr(model, "generation_config", None), "decoder_start_token_id", None)
+    if start is None:
+        raise ValueError(f"{type(model).__name__} has no decoder_start_token_id; expected an encoder-decoder model")
+    ids = list(tokenizer(text_target=f"{label}{SEPARATOR}".rstrip())["input_ids"])
+    ends = {tokenizer.eos_token_id, getattr(tokenizer, "sep_token_id", None)} - {None}
+    if ids and ids[-1] in ends:
+        ids = ids[:-1]
+    return [int(start), *ids]
+
+
 @dataclass
 class SelfRationalizer:
     """FRAME's task model F: x → ``"ŷ explanation: r̂"`` (a seq2seq model and its tokenizer)."""
@@ -81,18 +101,57 @@ class SelfRationalizer:
         model, tokenizer = load_evaluator(directory, device="cpu")
         return cls(model, tokenizer)
 
-    def predict(self, records: Sequence[Mapping[str, Any]], batch_size: int = 64,
-                max_new_tokens: int = 64) -> list[dict[str, str]]:
-        """``{"label": ŷ, "rationale": r̂}`` per record by greedy decoding (inputs sorted by length, results in input
-        order); ŷ is always one of the record's ``choices``."""
+    def predict(self, records: Sequence[Mapping[str, Any]], batch_size: int = 64, max_new_tokens: int = 64,
+                label_decoding: str = "generate") -> list[dict[str, str]]:
+        """``{"label": ŷ, "rationale": r̂}`` per record (inputs sorted by length, results in input order); ŷ is always
+        one of the record's ``choices``. ``label_decoding``: ``"generate"`` (greedy decoding of the whole output, a
+        label that is no choice repaired) or ``"score"`` (ŷ = the choice c maximising log p("c explanation:" | x),
+        :meth:`score_labels`; r̂ greedy after the forced prefix "ŷ explanation:", nothing to repair)."""
         from larev_hf.modeling.generation import generate_texts
         from larev_hf.modeling.templates import task_text
 
+        check_label_decoding(label_decoding)
+        if label_decoding == "score":
+            labels = self.score_labels([task_text(r) for r in records], records, batch_size)
+            outputs = self.generate_for_labels(records, labels, batch_size, max_new_tokens)
+            return [{"label": y, "rationale": parse_self_rationalization(text, list(r["choices"]))[1]}
+                    for y, text, r in zip(labels, outputs, records, strict=True)]
         outputs = generate_texts(self.model, self.tokenizer, [task_text(r) for r in records], batch_size=batch_size,
                                  max_new_tokens=max_new_tokens)
         predictions, repaired = parse_outputs(outputs, records)
         self.repaired += sum(repaired)
         return predictions
+
+    def score_labels(self, inputs: Sequence[str], records: Sequence[Mapping[str, Any]],
+                     batch_size: int = 64) -> list[str]:
+        """The record's choice c whose output prefix ``"c explanation:"`` F finds most probable given each input
+        (rank classification over the choices, summed token log-probabilities, no end-of-sequence token)."""
+        from larev_hf.modeling.scoring import choice_scores
+
+        prefixes = [[f"{c}{SEPARATOR}".rstrip() for c in r["choices"]] for r in records]
+        scores = choice_scores(self.model, self.tokenizer, inputs, prefixes, batch_size=batch_size,
+                               end_of_sequence=False)
+        return [r["choices"][int(values.argmax())] for r, values in zip(records, scores, strict=True)]
+
+    def generate_for_labels(self, records: Sequence[Mapping[str, Any]], labels: Sequence[str], batch_size: int = 64,
+                            max_new_tokens: int = 64) -> list[str]:
+        """F's decoded outputs (``"{label} explanation: {rationale}"``) with each record's label prefix forced
+        (:func:`decoder_prefix_ids`)."""
+        from larev_hf.modeling.generation import generate_texts
+        from larev_hf.modeling.templates import task_text
+
+        prefixes = {label: decoder_prefix_ids(self.model, self.tokenizer, label) for label in dict.fromkeys(labels)}
+        return generate_texts(self.model, self.tokenizer, [task_text(r) for r in records], batch_size=batch_size,
+                              max_new_tokens=max_new_tokens, decoder_prefixes=[prefixes[y] for y in labels])
+
+
+#: How F's label is read: generated and repaired, or ranked over the choices.
+LABEL_DECODINGS: tuple[str, ...] = ("generate", "score")
+
+
+def check_label_decoding(value: str) -> None:
+    if value not in LABEL_DECODINGS:
+        raise ValueError(f"label decoding {value!r}: expected one of {LABEL_DECODINGS}")
 
 
 def parse_outputs(outputs: Sequence[str], records: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, str]], list[bool]]:

@@ -70,6 +70,7 @@ def score_labels(
     max_label_length: int = 32,
     progress: bool = False,
     desc: str = "scoring",
+    end_of_sequence: bool = True,
 ) -> LabelScores:
     """Score ``labels[i]`` given ``inputs[i]`` for every i with teacher forcing.
 
@@ -80,6 +81,9 @@ def score_labels(
         labels (`Sequence[str]`): label texts, one per input.
         batch_size (`int`, *optional*, defaults to 64): pairs per forward pass.
         progress (`bool`, *optional*, defaults to `False`): show a progress bar.
+        end_of_sequence (`bool`, *optional*, defaults to `True`): score the label's end-of-sequence token too;
+            `False` scores the label as the beginning of a longer output (e.g. ``"ŷ explanation:"`` of a
+            self-rationalizing model, whose output goes on with a rationale).
 
     Returns:
         `LabelScores`: per-example sum, mean and token count of log p(label token | input, previous tokens).
@@ -92,6 +96,9 @@ def score_labels(
         return LabelScores(sums, sums.copy(), counts)
     source_ids = _tokenize(tokenizer, inputs, max_input_length, target=False)
     target_ids = _tokenize(tokenizer, labels, max_label_length, target=True)
+    if not end_of_sequence:
+        ends = {tokenizer.eos_token_id, getattr(tokenizer, "sep_token_id", None)} - {None}
+        target_ids = [ids[:-1] if len(ids) > 1 and ids[-1] in ends else ids for ids in target_ids]
     # The same input scored under several labels (answer choices, label sets) is encoded once: pairs are grouped
     # by their source, and each batch runs the encoder on its distinct sources only.
     source_key: dict[tuple[int, ...], int] = {}
