@@ -335,7 +335,8 @@ def _rows(control: list[int], treatment: dict[str, list[int]], correct: int = 2)
 
 
 def test_seed_results_and_their_aggregate_over_seeds_by_hand() -> None:
-    from larev_hf.meta.frame_run import aggregate_seeds, render_frame_markdown, seed_results
+    from larev_hf.meta.frame_report import render_frame_markdown
+    from larev_hf.meta.frame_run import aggregate_seeds, seed_results
 
     full = {"y_hat": [1, 1, 1, 0], "r_hat": [1, 0, 0, 0], "r_dot": [1, 1, 0, 0], "y_dot": [1, 1, 1, 1],
             "psi_e": [1, 1, 1, 0], "psi_c": [0, 0, 0, 0]}

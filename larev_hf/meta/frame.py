@@ -212,3 +212,25 @@ def seed_summary(values: Sequence[float | None]) -> dict[str, Any]:
     kept = [float(v) for v in values if finite_number(v)]
     return {"mean": float(np.mean(kept)) if kept else None, "std": float(np.std(kept)) if kept else None,
             "n": len(kept), "values": [v if finite_number(v) else None for v in values]}
+
+
+# ---------------------------------------------------------------------- the tables' vocabulary
+#: Display names of FRAME's four RLC metrics (§3.3).
+METRIC_NAMES: dict[str, str] = {"f_gold": "F-GOLD", "gh_gold": "GH-GOLD", "gh_pred": "GH-PRED",
+                                "np_gh_pred": "NP-GH-PRED"}
+#: The rationales Φ is measured for: the reference ŷ, the non-reference r̂, ṙ, ẏ (axiom 1) and Ψe(ŷ), Ψc(ŷ) (axiom 2).
+RATIONALES: tuple[str, ...] = ("y_hat", "r_hat", "r_dot", "y_dot", "psi_e", "psi_c")
+RATIONALE_NAMES: dict[str, str] = {"y_hat": "ŷ", "r_hat": "r̂", "r_dot": "ṙ", "y_dot": "ẏ", "psi_e": "Ψe(ŷ)",
+                                   "psi_c": "Ψc(ŷ)"}
+#: MAR's non-reference rationales R_NR (§3.2).
+NON_REFERENCE: tuple[str, ...] = ("r_hat", "r_dot", "y_dot")
+#: The columns of tables 1-3 (the meta-metrics of :data:`~larev_hf.meta.frame.AXIOM_META_METRICS`, in order).
+TABLE_COLUMNS: dict[str, list[tuple[str, str]]] = {
+    "axiom1": [("phi_reference", "Φ(ŷ) (↑)"), ("mar", "MAR (↑)")],
+    "axiom2": [("asd_equivalent", "Equivalent ASD (↓)"), ("asd_contrastive", "Contrastive ASD (↑)")],
+    "axiom3": [("scv_train_size", "% Train SCV (↓)"), ("scv_label_noise", "% Noisy Train SCV (↓)"),
+               ("scv_capacity", "Capacity SCV (↓)"), ("asd_subpopulation", "Subpop. ASD (↓)")],
+}
+AXIOM_TITLES: dict[str, str] = {"axiom1": "Axiom 1: reference rationale upper bound",
+                                "axiom2": "Axiom 2: rationale perturbation sensitivity",
+                                "axiom3": "Axiom 3: robustness to variation in F"}

@@ -185,28 +185,3 @@ def aggregate_library(per_seed: Mapping[int, Mapping[str, Any]], titles: Mapping
              for name, note in per_seed[s]["methods"][m]["notes"].items()]
     return {"methods": dict(titles), "units": dict(units), "tables": tables, "nrg": nrg_out, "holds": holds,
             "phi": phi, "notes": notes, "seeds": seeds}
-
-
-def render_library_table(library: Mapping[str, Any], axiom: str) -> list[str]:
-    """The markdown lines of the library metrics' rows of one axiom's table."""
-    from larev_hf.meta.frame_run import format_cell
-    from larev_hf.report import markdown_table
-
-    n_seeds = len(library["seeds"])
-    columns = LIBRARY_COLUMNS[axiom]
-    header = ["Library metric", "unit", *[title for _, title in columns], "NRG within unit (↑)"]
-    if axiom in ("axiom1", "axiom2"):
-        header.append("holds in")
-    rows = []
-    for name, title in library["methods"].items():
-        unit = "points" if library["units"][name] in PERCENT_UNITS else library["units"][name]
-        row = [title, unit, *[format_cell(library["tables"][axiom][name][column], n_seeds) for column, _ in columns],
-               "—" if library["nrg"][axiom]["values"] is None or name not in library["nrg"][axiom]["values"]
-               else f"{library['nrg'][axiom]['values'][name]:.2f}"]
-        if axiom in ("axiom1", "axiom2"):
-            row.append(f"{library['holds'][name][axiom]}/{n_seeds} seeds")
-        rows.append(row)
-    return ["", "Library metrics under the same axiom (mean pointwise score with label ŷ; adaptation in "
-            "docs/frame.md; holds: axiom 1 ⇔ Φ_m(ŷ) above Φ_m of r̂, ṙ and ẏ, axiom 2 ⇔ contrastive ASD > "
-            "equivalent ASD):", "", markdown_table(header, rows)]
-

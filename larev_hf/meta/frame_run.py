@@ -67,7 +67,11 @@ from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_js
 from larev_hf.meta.frame import (
     AXIOM_META_METRICS,
     FACTORS,
-    NOTE_MARKS,
+    METRIC_NAMES,
+    NON_REFERENCE,
+    RATIONALE_NAMES,
+    RATIONALES,
+    TABLE_COLUMNS,
     accuracy,
     asd,
     cell_note,
@@ -81,6 +85,7 @@ from larev_hf.meta.frame import (
     scv_value,
     seed_summary,
 )
+from larev_hf.meta.frame_report import fmt, plot_axioms, render_frame_markdown
 from larev_hf.meta.run_dir import MetaRunDirectory
 from larev_hf.meta.settings import FRAME_METRICS, FrameSettings
 
@@ -88,24 +93,6 @@ logger = logging.getLogger(__name__)
 
 #: FRAME's four RLC metrics (§3.3), in table order, and their display names.
 RLC_METRICS: tuple[str, ...] = FRAME_METRICS
-METRIC_NAMES: dict[str, str] = {"f_gold": "F-GOLD", "gh_gold": "GH-GOLD", "gh_pred": "GH-PRED",
-                                "np_gh_pred": "NP-GH-PRED"}
-#: The rationales Φ is measured for: the reference ŷ, the non-reference r̂, ṙ, ẏ (axiom 1) and Ψe(ŷ), Ψc(ŷ) (axiom 2).
-RATIONALES: tuple[str, ...] = ("y_hat", "r_hat", "r_dot", "y_dot", "psi_e", "psi_c")
-RATIONALE_NAMES: dict[str, str] = {"y_hat": "ŷ", "r_hat": "r̂", "r_dot": "ṙ", "y_dot": "ẏ", "psi_e": "Ψe(ŷ)",
-                                   "psi_c": "Ψc(ŷ)"}
-#: MAR's non-reference rationales R_NR (§3.2).
-NON_REFERENCE: tuple[str, ...] = ("r_hat", "r_dot", "y_dot")
-#: The columns of tables 1-3 (the meta-metrics of :data:`~larev_hf.meta.frame.AXIOM_META_METRICS`, in order).
-TABLE_COLUMNS: dict[str, list[tuple[str, str]]] = {
-    "axiom1": [("phi_reference", "Φ(ŷ) (↑)"), ("mar", "MAR (↑)")],
-    "axiom2": [("asd_equivalent", "Equivalent ASD (↓)"), ("asd_contrastive", "Contrastive ASD (↑)")],
-    "axiom3": [("scv_train_size", "% Train SCV (↓)"), ("scv_label_noise", "% Noisy Train SCV (↓)"),
-               ("scv_capacity", "Capacity SCV (↓)"), ("asd_subpopulation", "Subpop. ASD (↓)")],
-}
-AXIOM_TITLES: dict[str, str] = {"axiom1": "Axiom 1: reference rationale upper bound",
-                                "axiom2": "Axiom 2: rationale perturbation sensitivity",
-                                "axiom3": "Axiom 3: robustness to variation in F"}
 #: Tokens F may generate for a label alone (its label comes before the separator; the rationale is not needed).
 LABEL_TOKENS = 24
 #: The variant of F every axiom but 3 (A)-(C) uses.
@@ -899,136 +886,6 @@ class FrameRun(MetaRunDirectory):
         return report
 
 
-# ---------------------------------------------------------------------- rendering
-def _fmt(value: float | None, digits: int = 2) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def format_cell(entry: Mapping[str, Any], n_seeds: int, marks: str = "") -> str:
-    """``mean (±std)`` as FRAME prints it; ``n/a`` where no seed defines it, ``[k/n seeds]`` where some do not, and
-    the ``marks`` of :data:`NOTE_MARKS` (σ/|μ|, σ = 0)."""
-    if not entry["n"]:
-        return "n/a"
-    cell = f"{entry['mean']:.2f} (±{entry['std']:.2f})"
-    if entry["n"] < n_seeds:
-        cell += f" [{entry['n']}/{n_seeds} seeds]"
-    return cell + (f" {marks}" if marks else "")
-
-
-def render_frame_markdown(report: Mapping[str, Any]) -> str:
-    """FRAME's tables 1-3 (rows: metrics; columns: meta-metrics, mean ± std over the seeds, and the NRG), F's
-    accuracies, Φ(ŷ) per variant of F, the accuracies behind Φ, the notes and the stage times."""
-    from larev_hf.report import markdown_table
-
-    seeds = report["seeds"]
-    stand_ins = report["stand_ins"]
-    lines = [f"# FRAME report: {report['dataset']} ({report['n_train']} train / {report['n_test']} test examples, "
-             f"seeds {', '.join(map(str, seeds)) or '—'})", "",
-             "Offline stand-ins for the paper's models (FRAME §3.3, §4.2):", ""]
-    lines += [f"- {role}: `{', '.join(value) if isinstance(value, list) else value}`"
-              for role, value in stand_ins.items() if value is not None]
-    lines += ["", "Every cell: mean (±std) over the seeds (population std). NRG: Normalized Relative Gain across the "
-              "metrics (§4), from the means; 'NRG per seed': the mean ± std of the per-seed NRG. Φ(r) = 𝟙_H(ŷ|x,r) − "
-              "𝟙_G(ŷ|x) in accuracy points (§2.2)."]
-    if not seeds:
-        lines += ["", "No seed has finished yet."]
-        return "\n".join(lines) + "\n"
-    metrics = list(report["metrics"])
-    marks: dict[tuple[str, str], str] = {}
-    for note in report["notes"]:
-        key = (note["metric"], note["meta_metric"])
-        if NOTE_MARKS[note["kind"]] and NOTE_MARKS[note["kind"]] not in marks.get(key, ""):
-            marks[key] = marks.get(key, "") + NOTE_MARKS[note["kind"]]
-    for axiom in report["tables"]:
-        columns = TABLE_COLUMNS[axiom]
-        entry = report["nrg"][axiom]
-        header = ["RLC metric", *[title for _, title in columns], "NRG (↑)", "NRG per seed"]
-        extra = axiom == "axiom3" and "axiom3_ab" in report["nrg"]
-        if extra:
-            header.append("NRG (A, B) (↑)")
-        rows = []
-        for metric in metrics:
-            cells = [format_cell(report["tables"][axiom][metric][name], len(seeds), marks.get((metric, name), ""))
-                     for name, _ in columns]
-            per_seed = entry["per_seed"][metric]
-            row = [report["metrics"][metric], *cells, _fmt((entry["values"] or {}).get(metric)),
-                   format_cell(per_seed, len(seeds)) if per_seed["n"] else "n/a"]
-            if extra:
-                row.append(_fmt((report["nrg"]["axiom3_ab"]["values"] or {}).get(metric)))
-            rows.append(row)
-        number = axiom[-1]
-        lines += ["", f"## Table {number}: {AXIOM_TITLES[axiom]}", "", markdown_table(header, rows)]
-        if entry["dropped"]:
-            lines += ["", f"NRG without {', '.join(entry['dropped'])} (undefined for some metric)."]
-        if extra:
-            lines += ["", "NRG (A, B): the NRG of the % Train and % Noisy Train SCVs alone — the paper's printed 'All' "
-                      "column of table 3 is exactly this (docs/frame.md)."]
-        if "library" in report and axiom in report["library"]["tables"]:
-            from larev_hf.meta.frame_library import render_library_table
-
-            lines += render_library_table(report["library"], axiom)
-    if "task_model" in report:
-        rows = [[name, _fmt(entry["test_accuracy"]["mean"]) + f" (±{_fmt(entry['test_accuracy']['std'])})",
-                 _fmt(entry["train_accuracy"]["mean"]) + f" (±{_fmt(entry['train_accuracy']['std'])})",
-                 ", ".join(report["variants"][name]["factors"]) or "—"]
-                for name, entry in report["task_model"].items()]
-        lines += ["", "## The task model F", "", "Accuracy of F's labels ŷ against the gold ẏ, percent.", "",
-                  markdown_table(["variant", "test accuracy", "train accuracy", "factors"], rows)]
-    if "phi_by_variant" in report:
-        variants = list(report["variants"])
-        rows = [[report["metrics"][m], *[format_cell(report["phi_by_variant"][m][v], len(seeds)) for v in variants]]
-                for m in metrics]
-        lines += ["", "## Φ(ŷ) per variant of F (axiom 3, FRAME Fig. 7-8)", "",
-                  markdown_table(["RLC metric", *variants], rows)]
-    kinds = list(next(iter(report["accuracy"].values()))["treatment"])
-    rows = [[report["metrics"][m], format_cell(report["accuracy"][m]["control"], len(seeds)),
-             *[format_cell(report["accuracy"][m]["treatment"][k], len(seeds)) for k in kinds]] for m in metrics]
-    lines += ["", "## Accuracies of the default F's simulators", "",
-              "𝟙_G(ŷ|x) and 𝟙_H(ŷ|x,r) per rationale r, percent.", "",
-              markdown_table(["RLC metric", "𝟙_G(ŷ|x)", *[f"𝟙_H(ŷ|x,{RATIONALE_NAMES[k]})" for k in kinds]], rows)]
-    if report["notes"]:
-        lines += ["", "## Notes", "", "n/a: undefined in every seed; [k/n seeds]: defined in k seeds; †: σ/|μ| "
-                  "(μ < 0) in some seed; ‡: SCV 0 where every setting gave the same Φ(ŷ) ≤ 0 in some seed.", ""]
-        lines += [f"- seed {n['seed']}, {report['metrics'][n['metric']]}, {n['meta_metric']}: {n['text']}"
-                  for n in report["notes"]]
-    if report.get("stage_seconds"):
-        lines += ["", "## Stage wall times (s)", "",
-                  markdown_table(["stage", "seconds"], [[k, f"{v:.1f}"] for k, v in report["stage_seconds"].items()])]
-    return "\n".join(lines) + "\n"
-
-
-def plot_axioms(report: Mapping[str, Any], path: str | os.PathLike) -> None:
-    """A grouped bar chart: per axiom, one bar per RLC metric at its NRG (from the means), the per-seed std as
-    error bars; an undefined NRG is marked n/a."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from larev_hf.report import save_figure
-
-    axioms = list(report["tables"])
-    metrics = list(report["metrics"])
-    width = 0.8 / max(1, len(metrics))
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for k, metric in enumerate(metrics):
-        xs = np.arange(len(axioms)) + (k - (len(metrics) - 1) / 2) * width
-        heights = [(report["nrg"][a]["values"] or {}).get(metric) for a in axioms]
-        errors = [report["nrg"][a]["per_seed"][metric]["std"] or 0.0 for a in axioms]
-        ax.bar(xs, [h or 0.0 for h in heights], width, yerr=errors, capsize=2, label=report["metrics"][metric])
-        for x, h in zip(xs, heights, strict=True):
-            if h is None:
-                ax.annotate("n/a", (x, 0.02), ha="center", fontsize=7, rotation=90)
-    ax.set_xticks(np.arange(len(axioms)))
-    ax.set_xticklabels([f"Axiom {a[-1]}" for a in axioms])
-    ax.set_ylabel("NRG (↑)")
-    ax.set_ylim(0, 1.3)
-    ax.legend(fontsize=8, ncol=min(4, len(metrics)), loc="upper center")
-    ax.set_title(f"FRAME — {report['dataset']}")
-    fig.tight_layout()
-    save_figure(fig, path)
-
-
 # ---------------------------------------------------------------------- CLI entry
 def frame_main(args: Any, progress: bool) -> int:
     """``larev-hf frame``: run (or resume) FRAME on one dataset and print the NRG row of each table."""
@@ -1038,7 +895,7 @@ def frame_main(args: Any, progress: bool) -> int:
     report = run.execute()
     for axiom in report.get("tables", {}):
         values = report["nrg"][axiom]["values"] or {}
-        print(f"  table {axiom[-1]} NRG: " + "  ".join(f"{METRIC_NAMES[m]} {_fmt(values.get(m))}"
+        print(f"  table {axiom[-1]} NRG: " + "  ".join(f"{METRIC_NAMES[m]} {fmt(values.get(m))}"
                                                       for m in run.settings.metrics))
     print(f"frame report: {run.dir}/frame_report.md")
     return 0
