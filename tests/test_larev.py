@@ -297,3 +297,55 @@ def test_hf_rewriter_keeps_the_context_or_falls_back(tiny_model, tiny_tokenizer,
     envs = make_environments(record, LeakageTerm(start, start + 7, "kitchen", 1.0, False), "<mask>", rewriter)
     assert envs["antonym"] == "the blorvex is kept in the garage ."  # a random-init model cannot do it: fallback
     assert rewriter.fallbacks == 1 and rewriter.to_config()["fallbacks"] == 1
+
+
+def test_rationale_environments_mask_and_swap_only_the_stated_answer():
+    from larev_hf.leakage import rationale_environments
+
+    example = {"id": "q1", "label": "bus depot", "choices": ["bus depot", "train station", "bridge"],
+               "rationale": "Bus depot: people wait at a bus depot, not at busdepots."}
+    envs = rationale_environments(example, "<mask>", seed=0)
+    assert envs["rationale_mask"] == "<mask>: people wait at a <mask>, not at busdepots."
+    counter = envs["rationale_swap"].split(":")[0]
+    assert counter in ("train station", "bridge")
+    assert envs["rationale_swap"] == f"{counter}: people wait at a {counter}, not at busdepots."
+    assert rationale_environments(example, "<mask>", seed=0) == envs  # drawn by (seed, id)
+    whole_words = {**example, "label": "table", "choices": ["table", "desk"], "rationale": "tables and a tablet."}
+    assert set(rationale_environments(whole_words, "<mask>").values()) == {"tables and a tablet."}
+
+
+def test_environment_dataset_reads_rationale_side_environments_with_the_original_baseline(tiny_tokenizer):
+    from larev_hf.leakage import ENVIRONMENTS, RATIONALE_ENVIRONMENTS
+    from larev_hf.modeling import get_input_format
+
+    fmt = get_input_format("larev")
+    records = [{"rationale": "the kitchen holds spice .", "label": "kitchen"}]
+    envs = [{"original": "it is the kitchen .", "mask": "it is the <mask> .", "antonym": "it is the garage .",
+             "rationales": {"rationale_mask": "the <mask> holds spice .", "rationale_swap": "the garage holds spice ."}}]
+    dataset = environment_dataset(records, envs, tiny_tokenizer, fmt, environment_names=ENVIRONMENTS + RATIONALE_ENVIRONMENTS)
+    expected = [fmt.rationale_input("the kitchen holds spice .", "it is the kitchen ."),
+                fmt.rationale_input("the kitchen holds spice .", "it is the <mask> ."),
+                fmt.rationale_input("the kitchen holds spice .", "it is the garage ."),
+                fmt.rationale_input("the <mask> holds spice .", "it is the kitchen ."),
+                fmt.rationale_input("the garage holds spice .", "it is the kitchen .")]
+    assert dataset["input_ids"] == tiny_tokenizer(expected, truncation=True, max_length=256)["input_ids"]
+    assert dataset["environment"] == [0, 1, 2, 3, 4] and dataset["group_id"] == [0] * 5
+
+
+def test_larev_run_with_rationale_environments_trains_phi_la_on_five_environments(tmp_path):
+    from larev_hf.io import read_json, read_jsonl
+    from larev_hf.pipeline import Run, RunConfig
+
+    torch.set_num_threads(1)
+    config = RunConfig(method="larev", dataset="synthetic", max_train_examples=24, max_eval_examples=8,
+                       num_train_epochs=1.0, n_boot=20, rationale_environments=True)
+    run = Run(config, tmp_path, progress=False)
+    run.execute(until="phi_la")
+    from larev_hf.leakage import mask_token_of, rationale_environments
+
+    rows = [row for _, row in read_jsonl(tmp_path / "leakage" / "train_environments.jsonl")]
+    mask = mask_token_of(run.tokenizer())
+    assert [row["rationales"] for row in rows] == [rationale_environments(r, mask, seed=config.seed)
+                                                   for r in run.split_records("train")]
+    assert read_json(tmp_path / "models" / "phi_la" / "larev_weights.json")["environments"] == [
+        "original", "mask", "antonym", "rationale_mask", "rationale_swap"]

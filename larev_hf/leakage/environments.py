@@ -9,10 +9,16 @@ widened to that whole verbalization, so masking and rewriting act on the label c
 
 from __future__ import annotations
 
+import random
+import re
+
 from larev_hf.leakage.attribution import LeakageTerm
 from larev_hf.leakage.rewriters import CounterLabelRewriter, Rewriter, label_verbalization
 
 ENVIRONMENTS = ("original", "mask", "antonym")
+#: Rationale-side environments (our extension, not the thesis's; issue 13): b kept, the answer in r masked (E4) or
+#: replaced by another choice (E5), as RoRA removes label-leaking tokens from the rationale.
+RATIONALE_ENVIRONMENTS = ("rationale_mask", "rationale_swap")
 
 
 def widen_to_verbalization(example: dict, baseline: str, start: int, end: int) -> tuple[int, int]:
@@ -81,3 +87,20 @@ def mask_token_of(tokenizer) -> str:
     if "<extra_id_0>" in tokenizer.get_vocab():
         return "<extra_id_0>"
     return tokenizer.unk_token
+
+
+def answer_pattern(answer: str) -> re.Pattern[str]:
+    """Whole-word, case-insensitive occurrences of ``answer`` (a label or answer choice) in a text."""
+    return re.compile(rf"(?<![\w]){re.escape(answer.strip())}(?![\w])", re.IGNORECASE)
+
+
+def rationale_environments(example: dict, mask_token: str, seed: int = 0) -> dict[str, str]:
+    """The rationales of E4 and E5 (:data:`RATIONALE_ENVIRONMENTS`): every whole-word occurrence of the gold answer
+    in r replaced by ``mask_token`` (E4) or by another of the example's choices, drawn by (seed, id) (E5). Where r
+    does not state the answer both equal r, so the environments differ only where the rationale leaks the label."""
+    rationale, label = example["rationale"], example["label"]
+    pattern = answer_pattern(label)
+    others = [c for c in example["choices"] if c != label]
+    counter = random.Random(f"{seed}:{example['id']}:rationale").choice(others) if others else label
+    return {"rationale_mask": pattern.sub(lambda _: mask_token, rationale),
+            "rationale_swap": pattern.sub(lambda _: counter, rationale)}

@@ -63,6 +63,10 @@ class LarevSettings:
     stop_word_guard: bool = help_field(True, "let IG pick stop words as t_leak", flag="--no-stop-word-guard")
     ablations: bool = help_field(False, "also train Φ_LA with λ_IRM = 0, λ_probe = 0 and both 0 (table 5.6)",
                                  report_only=True)
+    rationale_environments: bool = help_field(
+        False, "also train Φ_LA on rationale-side environments: the answer in r masked (E4) or swapped for another "
+        "choice (E5), b kept — our extension for data whose rationales state the answer (CoS-E), not the thesis's",
+        stages=("environments", *PHI_LA_STAGES))
     phi_la_init: str = help_field(
         "fresh", "where Φ_LA starts: the backbone as built (thesis) or the run's trained Φ (lets a random-init preset "
         "read its input on open-label data such as CoS-E)", choices=PHI_LA_INITS, stages=PHI_LA_STAGES)
@@ -110,15 +114,25 @@ def _ig(context: RunContext) -> None:
 
 def _environments(context: RunContext) -> None:
     """E1 original, E2 masked, E3 counter-label baselines per training example (table 4.2; A.1 step 7)."""
-    from larev_hf.leakage import CounterLabelRewriter, LeakageTerm, make_environments, mask_token_of
+    from larev_hf.leakage import (
+        CounterLabelRewriter,
+        LeakageTerm,
+        make_environments,
+        mask_token_of,
+        rationale_environments,
+    )
 
-    rewriter, mask = CounterLabelRewriter(seed=context.config.seed), mask_token_of(context.tokenizer())
+    cfg = context.config
+    rewriter, mask = CounterLabelRewriter(seed=cfg.seed), mask_token_of(context.tokenizer())
     terms = {row["id"]: row for _, row in read_jsonl(context.path("leakage", "train_terms.jsonl"))}
     rows = []
     for record in context.split_records("train"):
         t = terms[record["id"]]
         term = LeakageTerm(t["start"], t["end"], t["text"], t["score"], t["guard_fired"])
-        rows.append({"id": record["id"], **make_environments(record, term, mask, rewriter)})
+        row = {"id": record["id"], **make_environments(record, term, mask, rewriter)}
+        if cfg.rationale_environments:
+            row["rationales"] = rationale_environments(record, mask, seed=cfg.seed)
+        rows.append(row)
     write_jsonl(context.path("leakage", "train_environments.jsonl"), rows)
     write_json(context.path("leakage", "rewriter.json"), {**rewriter.to_config(), "mask_token": mask})
 
@@ -145,12 +159,14 @@ def train_phi_la(name: str, context: RunContext, **overrides: Any) -> None:
     presets, which otherwise must learn to read b and r while E3 contradicts b). ``overrides`` replace the run's
     IRMProbeConfig settings; all of them are saved to ``larev_weights.json``.
     """
+    from larev_hf.leakage import ENVIRONMENTS, RATIONALE_ENVIRONMENTS
     from larev_hf.modeling.backbones import build_model, load_evaluator
     from larev_hf.training.leakage_aware import environment_dataset, train_leakage_aware
 
     cfg = context.config
+    names = ENVIRONMENTS + (RATIONALE_ENVIRONMENTS if cfg.rationale_environments else ())
     dataset = environment_dataset(context.split_records("train"), _environment_rows(context), context.tokenizer(),
-                                  get_input_format(cfg.input_format))
+                                  get_input_format(cfg.input_format), environment_names=names)
     weights = {
         "lambda_irm": larev_setting(cfg, "lambda_irm"), "lambda_probe": larev_setting(cfg, "lambda_probe"),
         "penalty_warmup_ratio": cfg.penalty_warmup_ratio, "probe_max_loss": cfg.probe_max_loss,
@@ -164,7 +180,7 @@ def train_phi_la(name: str, context: RunContext, **overrides: Any) -> None:
     train_leakage_aware(model, context.tokenizer(), dataset, context.path("models", name),
                         cfg.train_settings(context.progress), probe,
                         groups_per_batch=int(larev_setting(cfg, "groups_per_batch")), **weights)
-    write_json(context.path("models", name, "larev_weights.json"), weights)
+    write_json(context.path("models", name, "larev_weights.json"), {**weights, "environments": list(names)})
 
 
 IG = Stage("ig", _ig)

@@ -46,11 +46,15 @@ def environment_dataset(
     max_input_length: int = 256,
     max_label_length: int = 32,
 ) -> datasets.Dataset:
-    """One row per (instance, environment): r ⊕ b_e → y, with ``environment``, ``group_id`` and the probe's b̃."""
+    """One row per (instance, environment): r_e ⊕ b_e → y, with ``environment``, ``group_id`` and the probe's b̃.
+
+    An environment's baseline b_e is ``envs[name]`` (the original b when absent); its rationale r_e is
+    ``envs["rationales"][name]`` when given (the rationale-side environments), the record's r otherwise."""
     sources, targets, env_ids, groups, probe_sources = [], [], [], [], []
     for group, (record, envs) in enumerate(zip(records, environments, strict=True)):
         for env_index, name in enumerate(environment_names):
-            sources.append(input_format.rationale_input(record["rationale"], envs[name]))
+            rationale = envs.get("rationales", {}).get(name, record["rationale"])
+            sources.append(input_format.rationale_input(rationale, envs.get(name, envs["original"])))
             targets.append(record["label"])
             env_ids.append(env_index)
             groups.append(group)
