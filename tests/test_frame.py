@@ -8,6 +8,7 @@ import pytest
 from larev_hf.meta.frame import (
     AXIOM_META_METRICS,
     NLI_PARAPHRASES,
+    PAPER_TABLES,
     QA_PREFIXES,
     accuracy,
     asd,
@@ -22,26 +23,7 @@ from larev_hf.meta.frame import (
 
 METRICS = ("F-GOLD", "GH-GOLD", "GH-PRED", "NP-GH-PRED")
 
-# FRAME's printed means (papers/frame.txt): table 1 (Φ(ŷ), MAR), table 2 (equivalent, contrastive ASD), table 3
-# (SCV of train size, label noise, capacity; subpopulation ASD), and the NRG column each table prints.
-TABLE1 = {
-    "e-SNLI": ([(-7.27, 1.45), (-1.70, 1.01), (9.10, 1.01), (54.77, 1.15)], [0.50, 0.04, 0.13, 0.66]),
-    "CoS-E v1.0": ([(-34.39, 0.85), (17.93, 1.33), (18.60, 1.33), (23.83, 2.04)], [0.00, 0.65, 0.66, 1.00]),
-    "CoS-E v1.11": ([(-35.63, 0.83), (21.16, 1.47), (22.17, 1.46), (23.48, 2.26)], [0.00, 0.70, 0.71, 1.00]),
-}
-TABLE2 = {
-    "e-SNLI": ([(11.80, 12.50), (6.10, 40.53), (0.00, 5.23), (0.07, 40.83)], [0.10, 0.74, 0.50, 1.00]),
-    "CoS-E v1.0": ([(5.61, 26.91), (0.67, 83.09), (0.00, 15.09), (0.74, 26.21)], [0.09, 0.94, 0.50, 0.52]),
-    "CoS-E v1.11": ([(4.04, 26.13), (0.96, 84.14), (0.00, 21.57), (1.42, 25.55)], [0.04, 0.93, 0.50, 0.36]),
-}
-TABLE3 = {
-    "e-SNLI": ([(0.27, 0.34, 0.81, 6.81), (0.14, 0.71, 0.65, 20.18), (0.11, 0.21, 0.16, 32.97),
-                (0.02, 0.03, 0.04, 1.85)], [0.27, 0.26, 0.69, 1.00]),
-    "CoS-E v1.0": ([(0.13, 0.21, 0.55, 23.41), (0.25, 0.40, 0.43, 27.56), (0.32, 0.22, 0.08, 23.20),
-                    (0.08, 0.10, 0.05, 5.37)], [0.71, 0.15, 0.30, 1.00]),
-    "CoS-E v1.11": ([(0.14, 0.16, 0.63, 25.48), (0.23, 0.32, 0.40, 22.61), (0.05, 0.22, 0.32, 25.47),
-                     (0.05, 0.07, 0.09, 6.28)], [0.57, 0.00, 0.70, 1.00]),
-}
+TABLE1, TABLE2, TABLE3 = (PAPER_TABLES[key] for key in ("axiom1", "axiom2", "axiom3"))
 
 
 def table_nrg(rows: list[tuple[float, ...]], axiom: str, columns: int | None = None) -> list[float]:
@@ -132,3 +114,33 @@ def test_label_noise_flips_exactly_the_stated_share(share: float) -> None:
     changed = [i for i, (a, b) in enumerate(zip(labels, noisy, strict=True)) if a != b]
     assert changed == flipped and len(changed) == round(share * len(labels))
     assert all(label in options for label, options in zip(noisy, choices, strict=True))
+
+
+def test_paper_comparison_of_the_papers_own_means_agrees_everywhere_and_a_swap_shows() -> None:
+    from larev_hf.meta.frame import TABLE_COLUMNS
+    from larev_hf.meta.frame_report import paper_comparison, render_paper_comparison
+
+    keys = ["f_gold", "gh_gold", "gh_pred", "np_gh_pred"]
+
+    def report_from(rows_by_axiom: dict) -> dict:
+        tables, nrgs = {}, {}
+        for axiom, rows in rows_by_axiom.items():
+            names = [name for name, _ in TABLE_COLUMNS[axiom]]
+            tables[axiom] = {m: {n: {"mean": v} for n, v in zip(names, row, strict=True)} for m, row in zip(keys, rows, strict=True)}
+            used = names[:2] if axiom == "axiom3" else names
+            values = nrg({m: dict(zip(names, row, strict=True)) for m, row in zip(keys, rows, strict=True)},
+                         {n: AXIOM_META_METRICS[axiom][n] for n in used})
+            nrgs["axiom3_ab" if axiom == "axiom3" else axiom] = {"values": values}
+        return {"dataset": "esnli", "metrics": dict.fromkeys(keys, ""), "tables": tables, "nrg": nrgs}
+
+    paper = {axiom: PAPER_TABLES[axiom]["e-SNLI"][0] for axiom in ("axiom1", "axiom2", "axiom3")}
+    same = paper_comparison(report_from(paper))
+    for entry in same["tables"].values():
+        assert entry["nrg_best"]["ours"] == entry["nrg_best"]["paper"]
+        for cell in entry["meta_metrics"].values():
+            assert all(cell["same_sign"]) and cell["kendall_tau"] == pytest.approx(1.0)
+    swapped = {**paper, "axiom1": [paper["axiom1"][3], *paper["axiom1"][1:3], paper["axiom1"][0]]}
+    cell = paper_comparison(report_from(swapped))["tables"]["axiom1"]["meta_metrics"]["phi_reference"]
+    assert cell["same_sign"] == [False, True, True, False] and cell["kendall_tau"] < 0.5
+    assert paper_comparison({**report_from(paper), "dataset": "strategyqa"}) is None
+    assert "## Against the paper (FRAME's printed means, e-SNLI)" in "\n".join(render_paper_comparison(same))

@@ -234,3 +234,32 @@ TABLE_COLUMNS: dict[str, list[tuple[str, str]]] = {
 AXIOM_TITLES: dict[str, str] = {"axiom1": "Axiom 1: reference rationale upper bound",
                                 "axiom2": "Axiom 2: rationale perturbation sensitivity",
                                 "axiom3": "Axiom 3: robustness to variation in F"}
+
+
+# ---------------------------------------------------------------------- the paper's printed tables
+# FRAME's printed means (papers/frame.txt, tables 1-3), rows in the order F-GOLD, GH-GOLD, GH-PRED, NP-GH-PRED: table 1
+# (Φ(ŷ), MAR), table 2 (equivalent, contrastive ASD), table 3 (SCV of train size, label noise, capacity; subpopulation
+# ASD), and the NRG column each table prints.
+_TABLE1 = {
+    "e-SNLI": ([(-7.27, 1.45), (-1.70, 1.01), (9.10, 1.01), (54.77, 1.15)], [0.50, 0.04, 0.13, 0.66]),
+    "CoS-E v1.0": ([(-34.39, 0.85), (17.93, 1.33), (18.60, 1.33), (23.83, 2.04)], [0.00, 0.65, 0.66, 1.00]),
+    "CoS-E v1.11": ([(-35.63, 0.83), (21.16, 1.47), (22.17, 1.46), (23.48, 2.26)], [0.00, 0.70, 0.71, 1.00]),
+}
+_TABLE2 = {
+    "e-SNLI": ([(11.80, 12.50), (6.10, 40.53), (0.00, 5.23), (0.07, 40.83)], [0.10, 0.74, 0.50, 1.00]),
+    "CoS-E v1.0": ([(5.61, 26.91), (0.67, 83.09), (0.00, 15.09), (0.74, 26.21)], [0.09, 0.94, 0.50, 0.52]),
+    "CoS-E v1.11": ([(4.04, 26.13), (0.96, 84.14), (0.00, 21.57), (1.42, 25.55)], [0.04, 0.93, 0.50, 0.36]),
+}
+_TABLE3 = {
+    "e-SNLI": ([(0.27, 0.34, 0.81, 6.81), (0.14, 0.71, 0.65, 20.18), (0.11, 0.21, 0.16, 32.97),
+                (0.02, 0.03, 0.04, 1.85)], [0.27, 0.26, 0.69, 1.00]),
+    "CoS-E v1.0": ([(0.13, 0.21, 0.55, 23.41), (0.25, 0.40, 0.43, 27.56), (0.32, 0.22, 0.08, 23.20),
+                    (0.08, 0.10, 0.05, 5.37)], [0.71, 0.15, 0.30, 1.00]),
+    "CoS-E v1.11": ([(0.14, 0.16, 0.63, 25.48), (0.23, 0.32, 0.40, 22.61), (0.05, 0.22, 0.32, 25.47),
+                     (0.05, 0.07, 0.09, 6.28)], [0.57, 0.00, 0.70, 1.00]),
+}
+#: table → dataset → (rows of means per RLC metric, printed NRG per RLC metric).
+PAPER_TABLES: dict[str, dict[str, tuple[list[tuple[float, ...]], list[float]]]] = {
+    "axiom1": _TABLE1, "axiom2": _TABLE2, "axiom3": _TABLE3}
+#: The paper's dataset whose tables a run on ``--dataset`` is compared with (our CoS-E is v1.0: three choices).
+PAPER_DATASETS: dict[str, str] = {"esnli": "e-SNLI", "cose": "CoS-E v1.0"}

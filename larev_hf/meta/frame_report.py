@@ -9,7 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from larev_hf.meta.frame import AXIOM_TITLES, NOTE_MARKS, RATIONALE_NAMES, TABLE_COLUMNS
+from larev_hf.meta.frame import (
+    AXIOM_TITLES,
+    METRIC_NAMES,
+    NOTE_MARKS,
+    PAPER_DATASETS,
+    PAPER_TABLES,
+    RATIONALE_NAMES,
+    TABLE_COLUMNS,
+)
 from larev_hf.meta.frame_library import LIBRARY_COLUMNS, PERCENT_UNITS
 
 
@@ -78,6 +86,8 @@ def render_frame_markdown(report: Mapping[str, Any]) -> str:
                       "column of table 3 is exactly this (docs/frame.md)."]
         if "library" in report and axiom in report["library"]["tables"]:
             lines += render_library_table(report["library"], axiom)
+    if report.get("paper"):
+        lines += render_paper_comparison(report["paper"])
     if "task_model" in report:
         rows = [[name, fmt(entry["test_accuracy"]["mean"]) + f" (±{fmt(entry['test_accuracy']['std'])})",
                  fmt(entry["train_accuracy"]["mean"]) + f" (±{fmt(entry['train_accuracy']['std'])})",
@@ -106,6 +116,62 @@ def render_frame_markdown(report: Mapping[str, Any]) -> str:
         lines += ["", "## Stage wall times (s)", "",
                   markdown_table(["stage", "seconds"], [[k, f"{v:.1f}"] for k, v in report["stage_seconds"].items()])]
     return "\n".join(lines) + "\n"
+
+
+def paper_comparison(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Our seed means against FRAME's printed means for the paper's version of the dataset (:data:`PAPER_TABLES`):
+    per meta-metric the four RLC metrics' values on both sides, whether each sign agrees and Kendall's τ-b of their
+    order (scipy); per table the metric the NRG ranks first on both sides (table 3: the paper's printed NRG is that
+    of its first two columns, compared with our "NRG (A, B)"). None when the dataset or the metrics differ."""
+    from scipy.stats import kendalltau
+
+    key = PAPER_DATASETS.get(report["dataset"])
+    metrics = list(METRIC_NAMES)
+    if key is None or list(report.get("metrics", {})) != metrics or "tables" not in report:
+        return None
+    out: dict[str, Any] = {"dataset": key, "tables": {}}
+    for axiom, cells in report["tables"].items():
+        rows, printed = PAPER_TABLES[axiom][key]
+        entry: dict[str, Any] = {"meta_metrics": {}}
+        for j, (name, _) in enumerate(TABLE_COLUMNS[axiom]):
+            ours = [cells[m][name]["mean"] for m in metrics]
+            paper = [row[j] for row in rows]
+            defined = all(v is not None for v in ours)
+            tau = kendalltau(ours, paper).statistic if defined and len(set(ours)) > 1 else None
+            entry["meta_metrics"][name] = {
+                "ours": dict(zip(metrics, ours, strict=True)), "paper": dict(zip(metrics, paper, strict=True)),
+                "same_sign": [None if o is None else bool(np.sign(o) == np.sign(p)) for o, p in zip(ours, paper, strict=True)],
+                "kendall_tau": None if tau is None or np.isnan(tau) else float(tau)}
+        ours_nrg = report["nrg"]["axiom3_ab" if axiom == "axiom3" else axiom]["values"] or {}
+        entry["nrg_best"] = {"ours": max(ours_nrg, key=ours_nrg.get) if ours_nrg else None,
+                             "paper": metrics[int(np.argmax(printed))]}
+        entry["nrg"] = {"ours": dict(ours_nrg), "paper": dict(zip(metrics, printed, strict=True))}
+        out["tables"][axiom] = entry
+    return out
+
+
+def render_paper_comparison(comparison: Mapping[str, Any]) -> list[str]:
+    """The markdown lines of :func:`paper_comparison`."""
+    from larev_hf.report import markdown_table
+
+    names = [METRIC_NAMES[m] for m in METRIC_NAMES]
+    rows = []
+    for axiom, entry in comparison["tables"].items():
+        titles = dict(TABLE_COLUMNS[axiom])
+        for name, cell in entry["meta_metrics"].items():
+            rows.append([f"{axiom[-1]}", titles[name], " / ".join(fmt(v) for v in cell["ours"].values()),
+                         " / ".join(fmt(v) for v in cell["paper"].values()),
+                         f"{sum(bool(x) for x in cell['same_sign'])}/{len(cell['same_sign'])}",
+                         fmt(cell["kendall_tau"])])
+        rows.append([f"{axiom[-1]}", "NRG" + (" (A, B)" if axiom == "axiom3" else ""),
+                     " / ".join(fmt(entry["nrg"]["ours"].get(m)) for m in METRIC_NAMES),
+                     " / ".join(fmt(v) for v in entry["nrg"]["paper"].values()),
+                     "", f"best: {METRIC_NAMES.get(entry['nrg_best']['ours'], '—')} (paper "
+                         f"{METRIC_NAMES[entry['nrg_best']['paper']]})"])
+    return ["", f"## Against the paper (FRAME's printed means, {comparison['dataset']})", "",
+            f"Values in the order {' / '.join(names)}; 'signs': how many of the four agree in sign with the paper's; "
+            "τ: Kendall's τ-b between the two orders of the four metrics (1 = same order).", "",
+            markdown_table(["table", "meta-metric", "ours", "paper", "signs", "τ / NRG"], rows)]
 
 
 def render_library_table(library: Mapping[str, Any], axiom: str) -> list[str]:

@@ -85,7 +85,7 @@ from larev_hf.meta.frame import (
     scv_value,
     seed_summary,
 )
-from larev_hf.meta.frame_report import fmt, plot_axioms, render_frame_markdown
+from larev_hf.meta.frame_report import fmt, paper_comparison, plot_axioms, render_frame_markdown
 from larev_hf.meta.run_dir import MetaRunDirectory
 from larev_hf.meta.settings import FRAME_METRICS, FrameSettings
 
@@ -874,6 +874,8 @@ class FrameRun(MetaRunDirectory):
                                             for m in s.metrics}
             report["phi_reference_ci95"] = {m: {str(x): per_seed[x]["metrics"][m]["phi_reference_ci95"] for x in seeds}
                                             for m in s.metrics}
+        if per_seed:
+            report["paper"] = paper_comparison(report)
         library_seeds = [seed for seed in seeds if self.runner.is_done(f"library-s{seed}")]
         if self.settings.library_run is not None and library_seeds:
             report["library"] = self.library_report(library_seeds)
