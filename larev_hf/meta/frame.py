@@ -139,6 +139,18 @@ def nrg(scores: Mapping[str, Mapping[str, float]], directions: Mapping[str, Dire
     return {metric: float(np.mean(values)) for metric, values in normalised.items()}
 
 
+def defined_nrg(meta: Mapping[str, Mapping[str, Any]], directions: Mapping[str, Direction]) -> dict[str, Any]:
+    """:func:`nrg` across the metrics of ``meta`` (metric → {meta-metric: value}) over the meta-metrics of
+    ``directions`` that every metric defines (a finite number); the others are left out (``dropped``). ``values`` is
+    None when fewer than two metrics or no meta-metric is left."""
+    used = {name: d for name, d in directions.items() if all(finite_number(meta[m].get(name)) for m in meta)}
+    dropped = [name for name in directions if name not in used]
+    if len(meta) < 2 or not used:
+        return {"values": None, "used": list(used), "dropped": dropped}
+    return {"values": nrg({m: {name: float(meta[m][name]) for name in used} for m in meta}, used),
+            "used": list(used), "dropped": dropped}
+
+
 def equivalent_perturbation(label: str, task: str, rng: np.random.Generator, rationale: str | None = None) -> str:
     """Ψe (A.1): for NLI a sentence restating ``label`` (:data:`NLI_PARAPHRASES`); for QA ``rationale`` (default: the
     label itself, the reference rationale) behind a generic affirmation (:data:`QA_PREFIXES`)."""

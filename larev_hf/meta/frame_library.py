@@ -34,21 +34,24 @@ from typing import Any
 import numpy as np
 
 from larev_hf.io import write_jsonl
-from larev_hf.meta.frame import FACTORS, asd, cell_note, finite_number, nrg, scv_value, seed_summary
+from larev_hf.meta.frame import (
+    AXIOM_META_METRICS,
+    FACTORS,
+    NON_REFERENCE,
+    TABLE_COLUMNS,
+    asd,
+    cell_note,
+    defined_nrg,
+    scv_value,
+    seed_summary,
+)
 
 #: The columns of the library metrics' rows in tables 1-3 (FRAME's, with the MAR margin for MAR).
 LIBRARY_COLUMNS: dict[str, list[tuple[str, str]]] = {
-    "axiom1": [("phi_reference", "Φ_m(ŷ) (↑)"), ("mar_margin", "MAR margin (↑, > 0 holds)")],
-    "axiom2": [("asd_equivalent", "Equivalent ASD (↓)"), ("asd_contrastive", "Contrastive ASD (↑)")],
-    "axiom3": [("scv_train_size", "% Train SCV (↓)"), ("scv_label_noise", "% Noisy Train SCV (↓)"),
-               ("scv_capacity", "Capacity SCV (↓)"), ("asd_subpopulation", "Subpop. ASD (↓)")],
-}
+    **TABLE_COLUMNS, "axiom1": [("phi_reference", "Φ_m(ŷ) (↑)"), ("mar_margin", "MAR margin (↑, > 0 holds)")]}
 #: Meta-metric directions for the library's NRG (FRAME's, with the MAR margin in place of MAR).
 LIBRARY_DIRECTIONS: dict[str, dict[str, str]] = {
-    "axiom1": {"phi_reference": "max", "mar_margin": "max"},
-    "axiom2": {"asd_equivalent": "min", "asd_contrastive": "max"},
-    "axiom3": {"scv_train_size": "min", "scv_label_noise": "min", "scv_capacity": "min", "asd_subpopulation": "min"},
-}
+    **AXIOM_META_METRICS, "axiom1": {"phi_reference": "max", "mar_margin": "max"}}
 #: Units whose pointwise scores are accuracy differences in [−1, 1], reported ×100 as FRAME's Φ.
 PERCENT_UNITS: tuple[str, ...] = ("accuracy",)
 
@@ -76,7 +79,7 @@ def phi_scale(unit: str) -> float:
 
 def library_seed_meta(rows_by_variant: Mapping[str, Sequence[Mapping[str, Any]]], factors: Mapping[str, Sequence[str]],
                       axioms: Sequence[str], scv_denominator: str = "abs", n_boot: int = 1000, seed: int = 0,
-                      base: str = "base", non_reference: Sequence[str] = ("r_hat", "r_dot", "y_dot"),
+                      base: str = "base", non_reference: Sequence[str] = NON_REFERENCE,
                       scale: float = 1.0) -> dict[str, Any]:
     """One library metric's Φ_m per variant and rationale, its meta-metrics and notes for one seed, from its scored
     rows (variant → rows ``{id, gold, target, scores: {rationale type: s_m}}``); ``scale`` multiplies every score."""
@@ -123,12 +126,9 @@ def library_nrg(meta: Mapping[str, Mapping[str, Any]], units: Mapping[str, str],
     values: dict[str, float] = {}
     dropped: dict[str, list[str]] = {}
     for unit in dict.fromkeys(units.values()):
-        group = [m for m in meta if units[m] == unit]
-        directions = LIBRARY_DIRECTIONS[axiom]
-        used = {name: d for name, d in directions.items() if all(finite_number(meta[m].get(name)) for m in group)}
-        dropped[unit] = [name for name in directions if name not in used]
-        if len(group) >= 2 and used:
-            values.update(nrg({m: {name: float(meta[m][name]) for name in used} for m in group}, used))
+        result = defined_nrg({m: meta[m] for m in meta if units[m] == unit}, LIBRARY_DIRECTIONS[axiom])
+        values.update(result["values"] or {})
+        dropped[unit] = result["dropped"]
     return {"values": values or None, "dropped": dropped}
 
 

@@ -76,11 +76,10 @@ from larev_hf.meta.frame import (
     asd,
     cell_note,
     contrastive_perturbation,
+    defined_nrg,
     equivalent_perturbation,
-    finite_number,
     mar,
     noisy_labels,
-    nrg,
     phi,
     scv_value,
     seed_summary,
@@ -123,6 +122,13 @@ def generate_labels(model: Any, tokenizer: Any, inputs: Sequence[str], records: 
 H_RATIONALES: tuple[str, ...] = ("gold", "label")
 
 
+def check_h_rationales(kinds: Sequence[str]) -> None:
+    """Refuse an empty ``--h-rationales`` or a kind that is not in :data:`H_RATIONALES`, naming the flag."""
+    unknown = [kind for kind in kinds if kind not in H_RATIONALES]
+    if unknown or not kinds:
+        raise ValueError(f"--h-rationales: {unknown or 'none given'}; expected some of {', '.join(H_RATIONALES)}")
+
+
 def h_training_rationales(records: Sequence[Mapping[str, Any]], targets: Sequence[str], kinds: Sequence[str],
                           seed: int) -> list[str]:
     """H's training rationale per record: one of ``kinds`` (:data:`H_RATIONALES`) drawn uniformly by a generator
@@ -131,9 +137,7 @@ def h_training_rationales(records: Sequence[Mapping[str, Any]], targets: Sequenc
     (measured in docs/frame.md), one that only reads labels learns nothing about rationales."""
     from larev_hf.meta.suite import example_rng
 
-    unknown = [kind for kind in kinds if kind not in H_RATIONALES]
-    if unknown or not kinds:
-        raise ValueError(f"--h-rationales: {unknown or 'none given'}; expected some of {', '.join(H_RATIONALES)}")
+    check_h_rationales(kinds)
     texts = []
     for record, target in zip(records, targets, strict=True):
         kind = kinds[int(example_rng(seed, record["id"], "frame-h").integers(len(kinds)))] if len(kinds) > 1 else kinds[0]
@@ -388,13 +392,8 @@ def axiom_nrg(meta: Mapping[str, Mapping[str, Any]], axiom: str, columns: Sequen
     """The NRG of ``axiom`` across the metrics of ``meta`` (metric → {meta-metric: value}); a meta-metric undefined
     for some metric is left out (``dropped``); ``values`` is None when fewer than two metrics or no meta-metric is
     left. ``columns``: only these meta-metrics."""
-    directions = {name: d for name, d in AXIOM_META_METRICS[axiom].items() if columns is None or name in columns}
-    used = {name: d for name, d in directions.items() if all(finite_number(meta[m].get(name)) for m in meta)}
-    dropped = [name for name in directions if name not in used]
-    if len(meta) < 2 or not used:
-        return {"values": None, "used": list(used), "dropped": dropped}
-    scores = {m: {name: float(meta[m][name]) for name in used} for m in meta}
-    return {"values": nrg(scores, used), "used": list(used), "dropped": dropped}
+    return defined_nrg(meta, {name: d for name, d in AXIOM_META_METRICS[axiom].items()
+                              if columns is None or name in columns})
 
 
 def seed_results(evaluations: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]],
@@ -517,7 +516,7 @@ class FrameRun(MetaRunDirectory):
             raise ValueError(f"--metrics: a metric is listed twice ({s.metrics})")
         if not s.axioms or any(a not in ("1", "2", "3") for a in s.axioms):
             raise ValueError(f"--axioms: expected some of 1, 2, 3, got {s.axioms}")
-        h_training_rationales([], [], s.h_rationales, 0)  # an unknown kind raises naming --h-rationales
+        check_h_rationales(s.h_rationales)
         s.seed_values()
         if not s.seeds or len(set(s.seed_values())) != len(s.seeds):
             raise ValueError(f"--seeds: expected distinct integers, got {s.seeds}")
@@ -581,6 +580,8 @@ class FrameRun(MetaRunDirectory):
     def library_methods(self) -> list[str]:
         """The library metrics put through the axioms: ``--library-methods`` or every method the run has trained
         that has a pointwise score (none without ``--library-run``)."""
+        if "library_methods" in self._cache:
+            return self._cache["library_methods"]
         from larev_hf.methods import get_method
 
         run = self.library_run()
@@ -595,6 +596,7 @@ class FrameRun(MetaRunDirectory):
             get_method(name)  # an unknown name raises, listing the known ones
             if missing := run.missing_stages(name):
                 raise ValueError(f"--library-methods: {name!r}'s stages {missing} have not finished in {run.dir}")
+        self._cache["library_methods"] = names
         return names
 
     # ------------------------------------------------------------------ paths
@@ -681,14 +683,19 @@ class FrameRun(MetaRunDirectory):
                                                label_decoding=self.label_decoding())
         return SimulatorPair.load(metric, self.simulator_dir(metric, variant, seed))
 
+    def base_rationales(self, seed: int) -> dict[str, list[str]]:
+        """Every rationale the axioms need for the default F of ``seed``, per type (the simulators' and the library
+        metrics' stages score the same texts: the perturbations are seeded by (seed, example id))."""
+        kinds = rationale_types(self.settings.axioms, base=True)
+        return rationale_texts(self.records("test"), self.task_predictions(BASE, seed), seed, kinds)
+
     def stage_axioms(self, seed: int) -> None:
         """Every metric's G and H predictions for every variant of F and every rationale the axioms need."""
         test = self.records("test")
         variants, _ = self.plan()
-        base_kinds = rationale_types(self.settings.axioms, base=True)
-        rationales = rationale_texts(test, self.task_predictions(BASE, seed), seed, base_kinds)
+        rationales = self.base_rationales(seed)
         write_jsonl(self.dir / "evaluations" / f"s{seed}" / "rationales.jsonl",
-                    [{"id": r["id"], **{kind: rationales[kind][i] for kind in base_kinds}} for i, r in enumerate(test)])
+                    [{"id": r["id"], **{kind: texts[i] for kind, texts in rationales.items()}} for i, r in enumerate(test)])
         for variant in variants:
             predictions = self.task_predictions(variant.name, seed)
             if [p["id"] for p in predictions] != [r["id"] for r in test]:
@@ -726,8 +733,7 @@ class FrameRun(MetaRunDirectory):
         test, run_records = self.records("test"), run.split_records("test")
         ids = [r["id"] for r in test]
         variants, _ = self.plan()
-        kinds = rationale_types(self.settings.axioms, base=True)
-        rationales = rationale_texts(test, self.task_predictions(BASE, seed), seed, kinds)
+        rationales = self.base_rationales(seed)
         for variant in variants:
             targets = [p["label"] for p in self.task_predictions(variant.name, seed)]
             records = library_records(run_records, ids, targets, builder)

@@ -55,10 +55,9 @@ def decoder_prefix_ids(model: Any, tokenizer: Any, label: str) -> list[int]:
         start = getattr(getattr(model, "generation_config", None), "decoder_start_token_id", None)
     if start is None:
         raise ValueError(f"{type(model).__name__} has no decoder_start_token_id; expected an encoder-decoder model")
-    ids = list(tokenizer(text_target=f"{label}{SEPARATOR}".rstrip())["input_ids"])
-    ends = {tokenizer.eos_token_id, getattr(tokenizer, "sep_token_id", None)} - {None}
-    if ids and ids[-1] in ends:
-        ids = ids[:-1]
+    from larev_hf.modeling.scoring import drop_end_of_sequence
+
+    ids = drop_end_of_sequence(list(tokenizer(text_target=f"{label}{SEPARATOR}".rstrip())["input_ids"]), tokenizer)
     return [int(start), *ids]
 
 
@@ -126,12 +125,12 @@ class SelfRationalizer:
                      batch_size: int = 64) -> list[str]:
         """The record's choice c whose output prefix ``"c explanation:"`` F finds most probable given each input
         (rank classification over the choices, summed token log-probabilities, no end-of-sequence token)."""
-        from larev_hf.modeling.scoring import choice_scores
+        from larev_hf.modeling.scoring import predict_choices
 
         prefixes = [[f"{c}{SEPARATOR}".rstrip() for c in r["choices"]] for r in records]
-        scores = choice_scores(self.model, self.tokenizer, inputs, prefixes, batch_size=batch_size,
+        best = predict_choices(self.model, self.tokenizer, inputs, prefixes, batch_size=batch_size,
                                end_of_sequence=False)
-        return [r["choices"][int(values.argmax())] for r, values in zip(records, scores, strict=True)]
+        return [r["choices"][k] for r, k in zip(records, best, strict=True)]
 
     def generate_for_labels(self, records: Sequence[Mapping[str, Any]], labels: Sequence[str], batch_size: int = 64,
                             max_new_tokens: int = 64) -> list[str]:

@@ -42,6 +42,13 @@ def _tokenize(tokenizer: PreTrainedTokenizerBase, texts: Sequence[str], max_leng
     return tokenizer(**kwargs, truncation=True, max_length=max_length)["input_ids"]
 
 
+def drop_end_of_sequence(ids: list[int], tokenizer: PreTrainedTokenizerBase) -> list[int]:
+    """``ids`` without a trailing end-of-sequence token (``</s>``, or ``[SEP]`` for BERT-style tokenizers), so a
+    target scores or forces the *beginning* of a longer output; a lone token is kept."""
+    ends = {tokenizer.eos_token_id, getattr(tokenizer, "sep_token_id", None)} - {None}
+    return ids[:-1] if len(ids) > 1 and ids[-1] in ends else ids
+
+
 def pad_rows(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-pad integer rows into one tensor; also return the 0/1 mask of real positions."""
     width = max(len(row) for row in rows)
@@ -97,8 +104,7 @@ def score_labels(
     source_ids = _tokenize(tokenizer, inputs, max_input_length, target=False)
     target_ids = _tokenize(tokenizer, labels, max_label_length, target=True)
     if not end_of_sequence:
-        ends = {tokenizer.eos_token_id, getattr(tokenizer, "sep_token_id", None)} - {None}
-        target_ids = [ids[:-1] if len(ids) > 1 and ids[-1] in ends else ids for ids in target_ids]
+        target_ids = [drop_end_of_sequence(ids, tokenizer) for ids in target_ids]
     # The same input scored under several labels (answer choices, label sets) is encoded once: pairs are grouped
     # by their source, and each batch runs the encoder on its distinct sources only.
     source_key: dict[tuple[int, ...], int] = {}
