@@ -45,28 +45,35 @@ def main() -> None:
     results = read_json(args.json) if Path(args.json).is_file() else {}
     for dataset in args.datasets:
         output = Path(args.runs_dir) / f"{dataset}{args.run_suffix}"
-        start = time.perf_counter()
         run_args = ["--method", args.method, *(["--ablations"] if args.ablations else []), "--dataset", dataset,
                     "--data-dir", str(Path(args.shared_data) / dataset), "--output-dir", str(output), *extra]
-        code = cli(["--quiet", "run", *run_args])
-        if code != 0:
-            raise SystemExit(f"larev-hf run failed on {dataset} (exit {code})")
-        report = read_json(output / "report.json")
-        results[dataset] = {
-            "command": "larev-hf run " + " ".join(run_args),
-            "n_train": len((output / "data" / "train.jsonl").read_text().splitlines()),
-            "n_test": report["n_examples"],
-            "methods": {m: {k: e[k] for k in ("absolute", "separations", "ci95", "win_rate")} for m, e in report["methods"].items()},
-            "ablations": report.get("ablations", {}),
-            "accuracy": report.get("accuracy", {}),
-            "stage_seconds": report.get("timings", {}),
-            "total_stage_seconds": sum(report.get("timings", {}).values()),
-            "this_invocation_seconds": time.perf_counter() - start,
-            "settings": report.get("settings", {}),
-        }
+        results[dataset] = run_and_collect(run_args, output)
         write_json(args.json, results)
         print(json.dumps({m: e["separations"] for m, e in results[dataset]["methods"].items()}, indent=2))
 
+
+def run_and_collect(run_args: list[str], output: Path, until: str | None = None) -> dict:
+    """Run (or resume, or only read back) ``larev-hf run RUN_ARGS`` in ``output`` and collect its report's
+    separations, intervals, ablations, evaluator accuracies and per-stage wall times."""
+    start = time.perf_counter()
+    code = cli(["--quiet", "run", *run_args, *(["--until", until] if until else [])])
+    if code != 0:
+        raise SystemExit(f"larev-hf run {' '.join(run_args)} failed (exit {code})")
+    if until:
+        return {}
+    report = read_json(output / "report.json")
+    return {
+        "command": "larev-hf run " + " ".join(run_args),
+        "n_train": len((output / "data" / "train.jsonl").read_text().splitlines()),
+        "n_test": report["n_examples"],
+        "methods": {m: {k: e[k] for k in ("absolute", "separations", "ci95", "win_rate")} for m, e in report["methods"].items()},
+        "ablations": report.get("ablations", {}),
+        "accuracy": report.get("accuracy", {}),
+        "stage_seconds": report.get("timings", {}),
+        "total_stage_seconds": sum(report.get("timings", {}).values()),
+        "this_invocation_seconds": time.perf_counter() - start,
+        "settings": report.get("settings", {}),
+    }
 
 if __name__ == "__main__":
     main()

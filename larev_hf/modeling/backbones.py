@@ -193,6 +193,19 @@ def build_bert2bert(tokenizer: PreTrainedTokenizerBase, pretrained: bool = True,
     return model
 
 
+def resize_vocabulary(model: PreTrainedModel, size: int) -> None:
+    """Size ``model``'s token embeddings (and tied output layer) to ``size`` tokens, e.g. after adding RoRA's sentinels.
+
+    ``EncoderDecoderModel`` refuses ``resize_token_embeddings`` itself: BERT2BERT's encoder and decoder each hold their
+    own embeddings, so both are resized and the composite config follows."""
+    if isinstance(model, EncoderDecoderModel):
+        model.encoder.resize_token_embeddings(size)
+        model.decoder.resize_token_embeddings(size)
+        model.config.encoder.vocab_size = model.config.decoder.vocab_size = model.config.vocab_size = size
+    else:
+        model.resize_token_embeddings(size)
+
+
 def build_model(backbone: str, tokenizer: PreTrainedTokenizerBase, seed: int = 0) -> PreTrainedModel:
     """A fresh evaluator: random init from the preset's config, or the pretrained checkpoint ``backbone``."""
     set_seed(seed)

@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.io import read_jsonl, write_jsonl
-from larev_hf.modeling.backbones import build_model
+from larev_hf.modeling.backbones import build_model, resize_vocabulary
 from larev_hf.modeling.scoring import pad_rows
 from larev_hf.rora.detector import NUM_SENTINELS, MaskedRationale, sentinel
 from larev_hf.rora.templates import infiller_input, span_target
@@ -58,7 +58,7 @@ def build_infiller(backbone: str, tokenizer: PreTrainedTokenizerBase, seed: int 
     add_sentinel_tokens(tokenizer)
     model = build_model(backbone, tokenizer, seed=seed)
     if model.get_input_embeddings().num_embeddings < len(tokenizer):  # a pretrained checkpoint without sentinels
-        model.resize_token_embeddings(len(tokenizer))
+        resize_vocabulary(model, len(tokenizer))
     return model
 
 
