@@ -66,3 +66,27 @@ def test_a_larev_run_goes_through_ig_the_probe_and_phi_la(tmp_path):
     assert any("probe/loss" in row for row in logged)  # IRMProbeTrainer trained with the probe term
     phi_la, _ = load_evaluator(tmp_path / "models" / "phi_la", device="cpu")
     assert type(phi_la).__name__ == "EncoderDecoderModel"
+
+
+def test_the_rora_infiller_gets_its_sentinels_on_both_sides_and_keeps_them_through_save_and_load(tmp_path):
+    from larev_hf.rora.detector import sentinel
+    from larev_hf.rora.infiller import build_infiller
+
+    tokenizer = build_tokenizer("minilm2minilm")
+    before = len(tokenizer)
+    model = build_infiller("minilm2minilm", tokenizer, seed=0)  # EncoderDecoderModel refuses resize_token_embeddings
+    assert len(tokenizer) > before
+    for side in (model.encoder, model.decoder):
+        assert side.get_input_embeddings().num_embeddings == len(tokenizer)
+    assert model.decoder.get_output_embeddings().out_features == len(tokenizer)
+    source = tokenizer([f"answer: chair rationale: people sit on a {sentinel(0)}"], return_tensors="pt")
+    target = tokenizer(text_target=[f"{sentinel(0)} chair"], return_tensors="pt")["input_ids"]
+    assert sentinel(0) in tokenizer.convert_ids_to_tokens(target[0])
+    with torch.no_grad():
+        loss = model(input_ids=source["input_ids"], attention_mask=source["attention_mask"], labels=target).loss
+    save_evaluator(model, tokenizer, tmp_path / "infiller")
+    reloaded, reloaded_tokenizer = load_evaluator(tmp_path / "infiller", device="cpu")
+    assert len(reloaded_tokenizer) == len(tokenizer)
+    with torch.no_grad():
+        again = reloaded(input_ids=source["input_ids"], attention_mask=source["attention_mask"], labels=target).loss
+    assert float(again) == pytest.approx(float(loss), abs=1e-5)

@@ -1,0 +1,80 @@
+"""Training the encoder-classifier evaluators (:mod:`larev_hf.modeling.choice_classifier`) for REV and LAREV.
+
+Φ_base and Φ are trained with cross-entropy over each example's choices; Φ_LA with LAREV's objective on the choice
+logits, ERM + λ_IRM · IRMv1 over the environment groups (thesis eq. 4.10), through the same
+:class:`~larev_hf.training.IRMProbeTrainer` (environment-group batches, penalty warm-up, logged parts). The leakage
+probe term is not offered: ψ would be a head on Φ's frozen encoder, which λ_probe = 0 (the measured default for the
+offline backbones, docs/method.md) never trains.
+"""
+
+from __future__ import annotations
+
+import os
+
+import datasets
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from larev_hf.modeling.choice_classifier import ChoiceCollator
+from larev_hf.training.irm_config import IRMProbeConfig
+from larev_hf.training.irm_trainer import IRMProbeTrainer
+from larev_hf.training.losses import IRMProbeLoss, LossParts, irm_penalty
+from larev_hf.training.seq2seq import checkpoint_dir_for, fit_and_save
+from larev_hf.training.settings import TrainSettings
+
+#: The encoder inputs of a choice batch (``token_type_ids`` marks input vs choice in BERT-style encoders).
+CHOICE_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+class ChoiceIRMLoss(IRMProbeLoss):
+    """Mean over environments of the choice cross-entropy + λ_IRM · Σ_e (∂L^e(w · logits)/∂w |_{w=1})² (eq. 4.10)."""
+
+    def forward(self, model, batch, probe, lambda_irm, lambda_probe) -> LossParts:
+        logits = model(**{key: batch[key] for key in CHOICE_INPUTS if key in batch}).logits  # [rows, K]
+        penalty, risks, _ = irm_penalty(logits.unsqueeze(1), batch["labels"][:, :1], batch["environment"])
+        erm = torch.stack(list(risks.values())).mean()
+        return LossParts(erm + lambda_irm * penalty, erm, penalty, erm.new_zeros(()), risks)
+
+
+class ChoiceTrainer(IRMProbeTrainer):
+    """:class:`~larev_hf.training.IRMProbeTrainer` for multiple-choice evaluators: :class:`ChoiceCollator` batches,
+    :class:`ChoiceIRMLoss`, no probe."""
+
+    _name = "ChoiceIRM"
+
+    def __init__(self, model: PreTrainedModel, args: IRMProbeConfig, **kwargs) -> None:
+        if kwargs.get("probe_model") is not None or args.lambda_probe:
+            raise ValueError("the choice-classifier evaluators have no leakage probe: set lambda_probe = 0")
+        if kwargs.get("data_collator") is None and kwargs.get("processing_class") is not None:
+            kwargs["data_collator"] = ChoiceCollator(kwargs["processing_class"])
+        kwargs.setdefault("loss", ChoiceIRMLoss())
+        super().__init__(model=model, args=args, **kwargs)
+
+    def _set_signature_columns_if_needed(self) -> None:
+        if self._signature_columns is None:
+            super()._set_signature_columns_if_needed()
+            self._signature_columns.append("token_type_ids")
+
+
+def train_choice_classifier(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    dataset: datasets.Dataset,
+    output_dir: str | os.PathLike,
+    settings: TrainSettings,
+    lambda_irm: float = 0.0,
+    groups_per_batch: int | None = None,
+    **config_overrides,
+) -> PreTrainedModel:
+    """Train and save Φ_base / Φ (one environment: rows without ``environment`` get environment 0, each its own
+    group) or Φ_LA (``environment`` and ``group_id`` columns, ``lambda_irm`` > 0, ``groups_per_batch`` groups)."""
+    if "environment" not in dataset.column_names:
+        dataset = dataset.add_column("environment", [0] * len(dataset)).add_column("group_id", list(range(len(dataset))))
+    args = settings.training_arguments(
+        checkpoint_dir_for(output_dir), args_class=IRMProbeConfig,
+        per_device_train_batch_size=groups_per_batch or settings.batch_size, lambda_irm=lambda_irm, lambda_probe=0.0,
+        logging_steps=25, **config_overrides,
+    )
+    trainer = ChoiceTrainer(model=settings.prepare_model(model), args=args, train_dataset=dataset,
+                            processing_class=tokenizer)
+    return fit_and_save(trainer, tokenizer, output_dir)
