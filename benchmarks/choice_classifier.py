@@ -84,7 +84,7 @@ def main() -> None:
                                        [r["label"] for r in train_records], ids=[r["id"] for r in train_records])
 
     def environment_rows(tok):  # read when Φ_LA trains: the run may still be building its environments
-        env_rows = [row for _, row in read_jsonl(run_dir / "leakage" / "train_environments.jsonl")]
+        env_rows = [row for _, row in read_jsonl(run_dir / "leakage" / "train_environments.jsonl")][: len(train_records)]
         inputs, choices, labels, ids, envs, groups = [], [], [], [], [], []
         for group, (record, env) in enumerate(zip(train_records, env_rows, strict=True)):
             for index, name in enumerate(names):
