@@ -1,11 +1,14 @@
 """CPU throughput of the offline backbones: training and scoring examples/s on e-SNLI r ⊕ b inputs (issue 13).
 
-    python benchmarks/bench_backbones.py --backbones t5-tiny,minilm2minilm \
+    python benchmarks/bench_backbones.py --backbones t5-tiny,minilm2minilm,minilm-choice \
         --output benchmarks/results/backbones_cpu.json
 
 For each backbone: ``--train-steps`` steps of ``Seq2SeqTrainer`` (AdamW, the backbone's batch size, after 3 warm-up
-steps) on e-SNLI training inputs r ⊕ b → label, then ``score_labels`` on ``--n-score`` test inputs (best of 3). The
-thread count and load average are recorded; nothing is trained to convergence.
+steps) on e-SNLI training inputs r ⊕ b → label, then ``score_labels`` on ``--n-score`` test inputs (best of 3).
+``minilm-choice`` is the encoder-classifier family (:mod:`larev_hf.modeling.choice_classifier`: MiniLM-L6 with a
+multiple-choice head, batch 16, one (input, choice) pair per label): the same steps through its trainer, and
+``choice_log_probs`` (all three labels of an input in one pass, which log p(y | ·) needs). The thread count and load
+average are recorded; nothing is trained to convergence.
 """
 
 from __future__ import annotations
@@ -74,6 +77,39 @@ def measure(backbone: str, records: list[dict], test: list[dict], args: argparse
             "score_examples_per_s": len(test) / best}
 
 
+def measure_choice_classifier(records: list[dict], test: list[dict], args: argparse.Namespace) -> dict:
+    """The same figures for MiniLM-L6 with a multiple-choice head over e-SNLI's three labels."""
+    from larev_hf.modeling.choice_classifier import build_choice_classifier, choice_log_probs, choice_rows
+    from larev_hf.training.choice_classifier import ChoiceTrainer
+    from larev_hf.training.irm_config import IRMProbeConfig
+
+    fmt = get_input_format("larev")
+    model, tokenizer = build_choice_classifier(seed=0)
+    batch_size = 16
+    rows = choice_rows(tokenizer, [fmt.rationale_input(r["rationale"], r["baseline"]) for r in records],
+                       [r["choices"] for r in records], [r["label"] for r in records],
+                       environment=[0] * len(records), group_id=list(range(len(records))))
+    clock = StepClock()
+    with tempfile.TemporaryDirectory() as output_dir:
+        training_args = TrainSettings(batch_size=batch_size, progress=False).training_arguments(
+            output_dir, args_class=IRMProbeConfig, max_steps=args.train_steps + 3, save_strategy="no",
+            logging_steps=10_000, lambda_irm=0.0, lambda_probe=0.0)
+        ChoiceTrainer(model=model, args=training_args, train_dataset=rows, processing_class=tokenizer,
+                      callbacks=[clock]).train()
+    step_s = sum(clock.times[3:]) / len(clock.times[3:])
+    inputs = [fmt.rationale_input(r["rationale"], r["baseline"]) for r in test]
+    choices = [r["choices"] for r in test]
+    choice_log_probs(model, tokenizer, inputs[:8], choices[:8])
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        choice_log_probs(model, tokenizer, inputs, choices, batch_size=64)
+        best = min(best, time.perf_counter() - start)
+    return {"parameters_m": sum(p.numel() for p in model.parameters()) / 1e6, "batch_size": batch_size,
+            "train_step_s": step_s, "train_examples_per_s": batch_size / step_s,
+            "score_examples_per_s": len(test) / best}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "esnli"))
@@ -89,7 +125,8 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     result = {"benchmark": "backbone CPU throughput (e-SNLI r ⊕ b → label)", "torch_threads": torch.get_num_threads(),
               "load_avg_1m_before": load_before,
-              "backbones": {name: measure(name, records, test, args) for name in args.backbones.split(",")},
+              "backbones": {name: measure_choice_classifier(records, test, args) if name == "minilm-choice"
+                            else measure(name, records, test, args) for name in args.backbones.split(",")},
               "load_avg_1m_after": os.getloadavg()[0]}
     print(json.dumps(result, indent=2))
     write_json(args.output, result)

@@ -72,7 +72,11 @@ def main() -> None:
     parser.add_argument("--shared-data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
     parser.add_argument("--runs-dir", default="runs/pretrained")
     parser.add_argument("--json", default="benchmarks/results/pretrained_backbone.json")
+    parser.add_argument("--table", action="store_true", help="only print the JSON file's results as markdown tables")
     args = parser.parse_args()
+    if args.table:
+        print(markdown_tables(read_json(args.json)))
+        return
     for dataset in args.datasets:
         data_dir = Path(args.shared_data).resolve() / dataset
         variants = [v for v in args.variants if not v.endswith("+renv") or dataset in args.rationale_environments_on]
@@ -88,6 +92,39 @@ def main() -> None:
             entry = run_and_collect(run_arguments(dataset, variant, data_dir, output), output)
             merge_into(Path(args.json), f"{dataset}/{variant}", entry)
             print(json.dumps({m: e["separations"] for m, e in entry["methods"].items()}, indent=2))
+
+def _interval(entry: dict, key: str) -> str:
+    low, high = entry["ci95"][key]
+    return f"{entry['separations'][key]:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def _percent(accuracy: dict, model: str, *variants: str) -> str:
+    return " / ".join(f"{100 * accuracy[model][v]:.1f}" for v in variants) if model in accuracy else "–"
+
+
+def markdown_tables(results: dict) -> str:
+    """Separations (with 95% intervals) per dataset, variant and method, then evaluator accuracies and wall time."""
+    lines = ["| dataset | backbone | method | Gold − Leaky | Gold − Vacuous | Gold − Gold-Leaky | SUM |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for key, entry in results.items():
+        dataset, variant = key.split("/")
+        for method, summary in entry["methods"].items():
+            if method not in ("rev", "larev", "rora", "las", "rq"):
+                continue
+            lines.append(f"| {dataset} | {variant} | {method.upper()} | {_interval(summary, 'gold_minus_leaky')} | "
+                         f"{_interval(summary, 'gold_minus_vacuous')} | {summary['separations']['gold_minus_gold_leaky']:+.3f} | "
+                         f"{summary['separations']['sum']:+.3f} |")
+    lines += ["", "| dataset | backbone | n train / test | Φ_base | Φ (gold / leaky) | Φ_LA (gold / leaky / vacuous) | "
+              "stage time (1 thread) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for key, entry in results.items():
+        dataset, variant = key.split("/")
+        accuracy = entry["accuracy"]
+        lines.append(f"| {dataset} | {variant} | {entry['n_train']} / {entry['n_test']} | "
+                     f"{_percent(accuracy, 'phi_base', 'baseline')} | {_percent(accuracy, 'phi', 'gold', 'leaky')} | "
+                     f"{_percent(accuracy, 'phi_la', 'gold', 'leaky', 'vacuous')} | "
+                     f"{entry['total_stage_seconds'] / 60:.0f} min |")
+    return "\n".join(lines)
+
 
 if __name__ == "__main__":
     main()
