@@ -127,7 +127,8 @@ def main() -> None:
         summary = summarize_variants(scores, n_boot=args.n_boot, seed=config["seed"])
         methods[method] = {k: summary[k] for k in ("absolute", "separations", "ci95", "win_rate")}
     score_seconds = time.perf_counter() - start
-    seq2seq = read_json(run_dir / "report.json")
+    # the run's own REV/LAREV figures, when it has finished (its RoRA/LAS stages may still be running)
+    seq2seq = read_json(run_dir / "report.json") if (run_dir / "report.json").is_file() else {"methods": {}}
     results = {
         "command": "python benchmarks/choice_classifier.py " + " ".join(sys.argv[1:]),
         "run_dir": str(run_dir), "dataset": config["dataset"], "n_train": len(train_records), "n_test": len(test),
