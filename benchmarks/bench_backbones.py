@@ -19,6 +19,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -62,19 +63,26 @@ def measure(backbone: str, records: list[dict], test: list[dict], args: argparse
                                  data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
                                  processing_class=tokenizer, callbacks=[clock])
         trainer.train()
-    step_s = sum(clock.times[3:]) / len(clock.times[3:])
     test_sources = [fmt.rationale_input(r["rationale"], r["baseline"]) for r in test]
     test_labels = [r["label"] for r in test]
     model.eval()
-    score_labels(model, tokenizer, test_sources[:8], test_labels[:8])
+    return throughput(model, batch_size, clock, len(test), lambda n: score_labels(
+        model, tokenizer, test_sources[:n], test_labels[:n], batch_size=64))
+
+
+def throughput(model, batch_size: int, clock: StepClock, n_test: int, score: Callable[[int | None], object]) -> dict:
+    """The figures of one backbone: mean training step after 3 warm-up steps, and ``score(None)`` (all ``n_test``
+    inputs) as the best of 3 after one warm-up call ``score(8)``."""
+    step_s = sum(clock.times[3:]) / len(clock.times[3:])
+    score(8)
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
-        score_labels(model, tokenizer, test_sources, test_labels, batch_size=64)
+        score(None)
         best = min(best, time.perf_counter() - start)
     return {"parameters_m": sum(p.numel() for p in model.parameters()) / 1e6, "batch_size": batch_size,
             "train_step_s": step_s, "train_examples_per_s": batch_size / step_s,
-            "score_examples_per_s": len(test) / best}
+            "score_examples_per_s": n_test / best}
 
 
 def measure_choice_classifier(records: list[dict], test: list[dict], args: argparse.Namespace) -> dict:
@@ -96,18 +104,10 @@ def measure_choice_classifier(records: list[dict], test: list[dict], args: argpa
             logging_steps=10_000, lambda_irm=0.0, lambda_probe=0.0)
         ChoiceTrainer(model=model, args=training_args, train_dataset=rows, processing_class=tokenizer,
                       callbacks=[clock]).train()
-    step_s = sum(clock.times[3:]) / len(clock.times[3:])
     inputs = [fmt.rationale_input(r["rationale"], r["baseline"]) for r in test]
     choices = [r["choices"] for r in test]
-    choice_log_probs(model, tokenizer, inputs[:8], choices[:8])
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        choice_log_probs(model, tokenizer, inputs, choices, batch_size=64)
-        best = min(best, time.perf_counter() - start)
-    return {"parameters_m": sum(p.numel() for p in model.parameters()) / 1e6, "batch_size": batch_size,
-            "train_step_s": step_s, "train_examples_per_s": batch_size / step_s,
-            "score_examples_per_s": len(test) / best}
+    return throughput(model, batch_size, clock, len(test), lambda n: choice_log_probs(
+        model, tokenizer, inputs[:n], choices[:n], batch_size=64))
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ from larev_hf.modeling.choice_classifier import build_choice_classifier, choice_
 from larev_hf.modeling.templates import get_input_format  # noqa: E402
 from larev_hf.scores import summarize_variants  # noqa: E402
 from larev_hf.training.choice_classifier import train_choice_classifier  # noqa: E402
+from larev_hf.training.leakage_aware import environment_rows  # noqa: E402
 from larev_hf.training.settings import TrainSettings  # noqa: E402
 
 
@@ -39,14 +40,15 @@ def records(run_dir: Path, split: str) -> list[dict]:
 def train(name: str, out: Path, make_rows, settings: TrainSettings, timings: dict, init: Path | None = None,
           **kwargs) -> None:
     """Train ``models/<name>`` unless it exists; record rows/s (rows × epochs per second)."""
-    from transformers import AutoModelForMultipleChoice
+    from transformers import AutoModelForMultipleChoice, AutoTokenizer
 
     target = out / "models" / name
     if target.exists():
         return
-    model, tokenizer = build_choice_classifier(seed=settings.seed)
-    if init is not None:
-        model = AutoModelForMultipleChoice.from_pretrained(init)
+    if init is None:
+        model, tokenizer = build_choice_classifier(seed=settings.seed)
+    else:
+        model, tokenizer = AutoModelForMultipleChoice.from_pretrained(init), AutoTokenizer.from_pretrained(init)
     rows = make_rows(tokenizer)
     start = time.perf_counter()
     train_choice_classifier(model, tokenizer, rows, target, settings, **kwargs)
@@ -83,23 +85,16 @@ def main() -> None:
         return lambda tok: choice_rows(tok, [make_input(r) for r in train_records], [r["choices"] for r in train_records],
                                        [r["label"] for r in train_records], ids=[r["id"] for r in train_records])
 
-    def environment_rows(tok):  # read when Φ_LA trains: the run may still be building its environments
+    def phi_la_rows(tok):  # read when Φ_LA trains: the run may still be building its environments
         env_rows = [row for _, row in read_jsonl(run_dir / "leakage" / "train_environments.jsonl")][: len(train_records)]
-        inputs, choices, labels, ids, envs, groups = [], [], [], [], [], []
-        for group, (record, env) in enumerate(zip(train_records, env_rows, strict=True)):
-            for index, name in enumerate(names):
-                rationale = env.get("rationales", {}).get(name, record["rationale"])
-                inputs.append(fmt.rationale_input(rationale, env.get(name, env["original"])))
-                choices.append(record["choices"])
-                labels.append(record["label"])
-                ids.append(record["id"])
-                envs.append(index)
-                groups.append(group)
-        return choice_rows(tok, inputs, choices, labels, ids=ids, environment=envs, group_id=groups)
+        rows = environment_rows(train_records, env_rows, fmt, names)
+        return choice_rows(tok, [row["source"] for row in rows], [row["record"]["choices"] for row in rows],
+                           [row["label"] for row in rows], ids=[row["record"]["id"] for row in rows],
+                           environment=[row["environment"] for row in rows], group_id=[row["group_id"] for row in rows])
 
     train("phi_base", out, plain(lambda r: fmt.baseline_input(r["baseline"])), settings, timings)
     train("phi", out, plain(lambda r: fmt.rationale_input(r["rationale"], r["baseline"])), settings, timings)
-    train("phi_la", out, environment_rows, settings, timings, init=out / "models" / "phi",
+    train("phi_la", out, phi_la_rows, settings, timings, init=out / "models" / "phi",
           lambda_irm=args.lambda_irm, groups_per_batch=args.groups_per_batch)
     write_json(timings_path, timings)
 

@@ -37,6 +37,26 @@ def train_probe(
                          decoder_only=True)
 
 
+def environment_rows(
+    records: Sequence[dict],
+    environments: Sequence[dict],
+    input_format: InputFormat,
+    environment_names: Sequence[str] = ("original", "mask", "antonym"),
+) -> list[dict]:
+    """One text row per (instance, environment): ``source`` = r_e ⊕ b_e, ``label``, ``environment`` (index),
+    ``group_id`` (instance index) and ``record`` — whatever model family then encodes them.
+
+    An environment's baseline b_e is ``envs[name]`` (the original b when absent); its rationale r_e is
+    ``envs["rationales"][name]`` when given (the rationale-side environments), the record's r otherwise."""
+    rows = []
+    for group, (record, envs) in enumerate(zip(records, environments, strict=True)):
+        for env_index, name in enumerate(environment_names):
+            rationale = envs.get("rationales", {}).get(name, record["rationale"])
+            rows.append({"source": input_format.rationale_input(rationale, envs.get(name, envs["original"])),
+                         "label": record["label"], "environment": env_index, "group_id": group, "record": record})
+    return rows
+
+
 def environment_dataset(
     records: Sequence[dict],
     environments: Sequence[dict[str, str]],
@@ -46,19 +66,14 @@ def environment_dataset(
     max_input_length: int = 256,
     max_label_length: int = 32,
 ) -> datasets.Dataset:
-    """One row per (instance, environment): r_e ⊕ b_e → y, with ``environment``, ``group_id`` and the probe's b̃.
-
-    An environment's baseline b_e is ``envs[name]`` (the original b when absent); its rationale r_e is
-    ``envs["rationales"][name]`` when given (the rationale-side environments), the record's r otherwise."""
-    sources, targets, env_ids, groups, probe_sources = [], [], [], [], []
-    for group, (record, envs) in enumerate(zip(records, environments, strict=True)):
-        for env_index, name in enumerate(environment_names):
-            rationale = envs.get("rationales", {}).get(name, record["rationale"])
-            sources.append(input_format.rationale_input(rationale, envs.get(name, envs["original"])))
-            targets.append(record["label"])
-            env_ids.append(env_index)
-            groups.append(group)
-            probe_sources.append(input_format.baseline_input(envs["mask"]))
+    """One tokenized row per (instance, environment) of :func:`environment_rows`: r_e ⊕ b_e → y, with
+    ``environment``, ``group_id`` and the probe's b̃."""
+    rows = environment_rows(records, environments, input_format, environment_names)
+    sources = [row["source"] for row in rows]
+    targets = [row["label"] for row in rows]
+    env_ids = [row["environment"] for row in rows]
+    groups = [row["group_id"] for row in rows]
+    probe_sources = [input_format.baseline_input(environments[group]["mask"]) for group in groups]
     encoded = tokenizer(sources, truncation=True, max_length=max_input_length)
     return datasets.Dataset.from_dict({
         "input_ids": encoded["input_ids"],
