@@ -1,10 +1,11 @@
-"""The ``larev-hf`` command line: ``demo``, ``run``, ``evaluate``, ``meta``, ``varif``, ``nli-train``, ``frame`` and
+"""The ``larev-hf`` command line: ``demo``, ``run``, ``evaluate``, ``meta``, ``human``, ``varif``, ``nli-train``, ``frame`` and
 ``export``.
 
     larev-hf demo --output-dir runs/demo
     larev-hf run --method rev --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/esnli-rev
     larev-hf evaluate --run-dir runs/esnli-rev --data-file my_rationales/test.jsonl --output-dir runs/esnli-rev/eval
     larev-hf meta --run-dir runs/esnli-rev [--families gold,vacuous,leak] [--user-families mine=my_rationales.jsonl]
+    larev-hf human --run-dir runs/esnli --judgments ../shared/data/human/snli_accept_train.jsonl --baseline-columns gpt3_nll:lower
     larev-hf varif --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/varif-esnli
     larev-hf nli-train --data-dir ../shared/data/esnli --output-dir models/nli-minilm-esnli
     larev-hf frame --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/frame-esnli
@@ -78,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``larev-hf`` parser; ``run``'s flags are generated from the settings dataclasses (:mod:`larev_hf.config`)."""
     from larev_hf.config import add_run_arguments
     from larev_hf.meta.nli import add_nli_train_arguments
-    from larev_hf.meta.settings import FrameSettings, MetaSettings, VarifSettings
+    from larev_hf.meta.settings import FrameSettings, HumanSettings, MetaSettings, VarifSettings
     from larev_hf.methods import exportable_methods
     from larev_hf.methods.settings import add_dataclass_arguments
 
@@ -106,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     meta.add_argument("--run-dir", required=True, help="a trained run directory (`larev-hf run`)")
     meta.add_argument("--output-dir", default=None, help="where the meta report goes (default: RUN_DIR/meta)")
     add_dataclass_arguments(meta, MetaSettings)
+
+    human = commands.add_parser("human", help="agreement of every method with human judgments of explanations "
+                                "(Spearman, Kendall, within-instance pairwise agreement, AUC; no retraining)")
+    human.add_argument("--run-dir", required=True, help="a trained run directory (`larev-hf run`) of the file's task")
+    human.add_argument("--output-dir", default=None, help="where the report goes (default: RUN_DIR/human/FILE_STEM)")
+    add_dataclass_arguments(human, HumanSettings)
 
     varif = commands.add_parser("varif", help="compare explanation generators on VARIF's robustness x informativeness "
                                 "frontier (paraphrase robustness R, leakage-controlled LC-IG, specificity S)")
@@ -169,6 +176,26 @@ def _meta(args: argparse.Namespace, progress: bool) -> int:
     return 0
 
 
+def _human(args: argparse.Namespace, progress: bool) -> int:
+    """``larev-hf human``: agreement with human judgments; prints each metric's figures on the first human column."""
+    from larev_hf.meta.human import STATISTIC_TITLES, HumanEvaluation
+    from larev_hf.meta.settings import HumanSettings
+    from larev_hf.methods.settings import field_values
+    from larev_hf.pipeline import Run
+
+    evaluation = HumanEvaluation(Run.load(args.run_dir, progress), HumanSettings(**field_values(HumanSettings, args)),
+                                 args.output_dir)
+    report = evaluation.execute()
+    human, entry = next(iter(report["human"].items()))
+    print(f"{human}: {entry['n_explanations']} explanations, {entry['n_instances']} instances ({report['half']})")
+    for name, stats in entry["metrics"].items():
+        cells = [f"{STATISTIC_TITLES[key].split()[0]} " + ("n/a" if value["value"] is None else f"{value['value']:.3f}")
+                 for key, value in stats.items()]
+        print(f"  {report['metrics'][name]['title'][:28]:28s} " + "  ".join(cells))
+    print(f"human report: {evaluation.dir}/human_report.md")
+    return 0
+
+
 def _varif(args: argparse.Namespace, progress: bool) -> int:
     """``larev-hf varif``: VARIF's frontier of explanation methods; prints the method table."""
     from larev_hf.meta.settings import VarifSettings
@@ -207,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
             return _export(args)
         if args.command == "meta":
             return _meta(args, progress)
+        if args.command == "human":
+            return _human(args, progress)
         if args.command == "varif":
             return _varif(args, progress)
         if args.command == "frame":

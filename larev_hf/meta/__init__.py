@@ -3,7 +3,9 @@ check whether a metric ranks gold rationales above them (VARIF proposal §4-§6)
 
 The suite and the statistics depend only on :mod:`larev_hf.data`, :mod:`larev_hf.io`, numpy and scipy;
 :mod:`larev_hf.meta.evaluation` (``meta_evaluate``, ``MetaEvaluation``: scoring a trained run's methods on the suite)
-sits above the run; :mod:`larev_hf.meta.frame` holds FRAME's meta-metrics (MAR, ASD, SCV, NRG) and perturbations,
+sits above the run, as does :mod:`larev_hf.meta.human` (``human_evaluate``: agreement with human judgments of
+explanations, its statistics in :mod:`~larev_hf.meta.human_stats`, the judged files in
+:mod:`~larev_hf.meta.judgments`); :mod:`larev_hf.meta.frame` holds FRAME's meta-metrics (MAR, ASD, SCV, NRG) and perturbations,
 :mod:`larev_hf.meta.varif` VARIF's arithmetic, :mod:`larev_hf.meta.task_model` the self-rationalizing task model;
 VARIF's models and run: :mod:`~larev_hf.meta.generators` (the explanation methods compared),
 :mod:`~larev_hf.meta.perturb` (P(x)), :mod:`~larev_hf.meta.nli` (the NLI judge), :mod:`~larev_hf.meta.lcig` (LC-IG),
@@ -14,8 +16,12 @@ Every name loads on first use (:mod:`larev_hf.lazy`).
 from larev_hf.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "settings": ("DEFAULT_FAMILIES", "DEFAULT_GENERATORS", "FAMILY_LETTERS", "FrameSettings", "MetaSettings",
-                 "VarifSettings"),
+    "settings": ("DEFAULT_FAMILIES", "DEFAULT_GENERATORS", "FAMILY_LETTERS", "FrameSettings", "HumanSettings",
+                 "MetaSettings", "VarifSettings"),
+    "human_stats": ("acceptability_auc", "agreement_table", "difference", "instance_bootstrap_indices", "kendall",
+                    "pairwise_agreement", "spearman"),
+    "judgments": ("instance_half", "load_judgments"),
+    "human": ("HumanEvaluation", "human_evaluate", "render_human_markdown"),
     "stats": (
         "EXPECTED_ORDER", "NOT_WORSE_THAN_GOLD", "auc", "auc_ci", "auc_difference_ci", "kendall_tau_b",
         "mean_separation", "paired_win_rate", "summarize_method"

@@ -171,3 +171,36 @@ class FrameSettings:
             return [int(value) for value in self.seeds]
         except ValueError as error:
             raise ValueError(f"--seeds: expected integers, got {self.seeds}") from error
+
+
+#: Which instances of a judged file a human-agreement report covers: all, or one half of a split by instance
+#: (choose on ``select``, report on ``held``).
+HUMAN_HALVES = ("all", "select", "held")
+
+
+@dataclass
+class HumanSettings:
+    """What ``larev-hf human`` scores and reports (agreement with human judgments; docs/human.md); every field is a
+    ``--flag``."""
+
+    judgments: str | None = help_field(
+        None, "judged explanations (JSONL): the run's input fields, 'rationale', an instance 'id' shared by its "
+        "explanations, and numeric human columns")
+    human_columns: list[str] = help_field(["acceptable"], "numeric human columns (comma list; higher = better)",
+                                          type=comma_list, report_only=True)
+    baseline_columns: list[str] = help_field(
+        [], "numeric columns of the file reported as baselines beside the metrics, NAME (higher = better) or "
+        "NAME:lower (lower = better), e.g. gpt3_nll:lower (comma list)", type=comma_list, report_only=True)
+    column_mapping: str | None = help_field(
+        None, "schema field → the file's column, as for --dataset jsonl, e.g. '{\"label\": \"answer\"}' (default: "
+        "schema names; 'answer' stands for a missing 'label')")
+    methods: list[str] = help_field(
+        [], "methods to score (default: the run's methods and every metric baseline whose models are trained)",
+        type=comma_list, report_only=True)
+    half: str = help_field("all", "the instances reported: all, or a half of a split by instance (select: where "
+                           "changes are chosen; held: where they are reported)", choices=HUMAN_HALVES,
+                           report_only=True)
+    split_seed: int = help_field(0, "seed of the instance split into halves", report_only=True)
+    max_instances: int | None = help_field(None, "only the file's first N instances")
+    n_boot: int = help_field(1000, "bootstrap replicates (resampling instances) of the 95%% intervals",
+                             report_only=True)

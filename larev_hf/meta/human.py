@@ -1,0 +1,295 @@
+"""Do the metrics agree with people? Every method of a trained run scored on explanations judged by annotators.
+
+``HumanEvaluation(run, settings).execute()`` (CLI: ``larev-hf human --run-dir DIR --judgments FILE.jsonl``) reads a
+judged file (:mod:`larev_hf.meta.judgments`), builds each instance's vacuous baseline b with the run's builder (one b
+per instance, shared by its explanations), scores every explanation with every method of the run and the metric
+baselines through the registry (:meth:`larev_hf.methods.Method.pointwise`, the run's trained evaluators, nothing
+retrained), adds the file's own baseline columns (e.g. GPT-3's NLL, lower = better) and reports, per metric and human
+column, the statistics of :mod:`larev_hf.meta.human_stats` with instance-bootstrap intervals, and each learned
+metric's paired difference from every other column. Outputs, under ``<run>/human/<file stem>`` by default:
+
+- ``judged.jsonl``: the records scored (row id ``<instance>#<k>``, baseline b, the file's numeric columns);
+- ``scores/<method>.jsonl``: ``{id, instance, score}`` per explanation;
+- ``human_report.json``, ``human_report.md`` and ``human_agreement.png`` (each metric's score against the human
+  share, one panel per metric).
+
+Like ``larev-hf meta``: stages with markers (``judged``, ``score-<method>``) fingerprinted on what they read, so a
+rerun resumes, adding a method scores only it, and a changed file rescores everything; the run directory's lock is
+held throughout. The report is rebuilt on every call; ``--half select|held`` restricts it to one half of a split by
+instance (:func:`~larev_hf.meta.judgments.instance_half`), for choosing a change on one half and reporting on the other.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
+from larev_hf.meta.human_stats import STATISTICS, agreement_table, difference
+from larev_hf.meta.judgments import instance_half, load_judgments
+from larev_hf.meta.settings import HumanSettings
+from larev_hf.methods import get_method, method_names
+from larev_hf.pipeline import Run, baseline_builder_from_spec
+from larev_hf.report import markdown_table, save_figure
+from larev_hf.runner import StageRunner
+
+#: How the report names each statistic of :data:`~larev_hf.meta.human_stats.STATISTICS`.
+STATISTIC_TITLES = {"pairwise": "Pairwise agreement", "spearman": "Spearman ρ", "kendall": "Kendall τ-b",
+                    "auc": "AUC acceptable vs not"}
+
+
+def parse_baseline_columns(entries: Sequence[str]) -> dict[str, int]:
+    """``NAME`` or ``NAME:lower`` / ``NAME:higher`` → ``{name: +1 or -1}`` (the sign that makes higher = better)."""
+    out = {}
+    for entry in entries:
+        name, _, direction = entry.partition(":")
+        if not name.strip() or direction not in ("", "higher", "lower"):
+            raise ValueError(f"--baseline-columns entry {entry!r}: expected NAME, NAME:higher or NAME:lower")
+        out[name.strip()] = -1 if direction == "lower" else 1
+    return out
+
+
+class HumanEvaluation:
+    """Agreement with human judgments of one trained run on one judged file (see the module docstring)."""
+
+    def __init__(self, run: Run, settings: HumanSettings, output_dir: str | os.PathLike | None = None) -> None:
+        if not settings.judgments:
+            raise ValueError("--judgments is required: a JSONL file of judged explanations")
+        self.run, self.settings = run, settings
+        self.baseline_columns = parse_baseline_columns(settings.baseline_columns)
+        stem = Path(settings.judgments).stem
+        self.dir = Path(output_dir) if output_dir is not None else run.path("human", stem)
+        self.runner = StageRunner(self.dir)
+
+    # ----------------------------------------------------------------- what is scored
+    def task(self) -> str:
+        return self.run.split_records("test")[0]["task"]
+
+    def methods(self) -> list[str]:
+        """The asked methods, or the run's and every metric baseline whose stages have finished."""
+        asked = list(self.settings.methods) or list(self.run.config.methods)
+        for name in asked:
+            get_method(name)  # an unknown name raises, listing the known ones
+            if missing := self.run.missing_stages(name):
+                raise ValueError(f"method {name!r}: its stages {missing} have not finished in {self.run.dir}; "
+                                 f"run `larev-hf run --method {name}` with the run's settings first")
+        if self.settings.methods:
+            return asked
+        return asked + [name for name in method_names() if get_method(name).kind == "baseline"
+                        and name not in asked and not self.run.missing_stages(name)]
+
+    def numeric_columns(self) -> list[str]:
+        return list(dict.fromkeys([*self.settings.human_columns, *self.baseline_columns]))
+
+    def read_file(self) -> list[dict[str, Any]]:
+        """The judged file as records (raises one :class:`~larev_hf.io.DataError` line on a malformed file)."""
+        s = self.settings
+        return load_judgments(s.judgments, self.task(), self.numeric_columns(), s.column_mapping, s.max_instances)
+
+    # ----------------------------------------------------------------- stages
+    def stage_judged(self) -> None:
+        """Read the file and give every explanation its instance's baseline b (built once per instance, from the
+        instance id, so the run's per-example frame choice is the same for all of an instance's explanations)."""
+        records = self.read_file()
+        builder = baseline_builder_from_spec(self.run.config.baseline_builder, self.run.config.seed)
+        firsts = {record["instance"]: record for record in reversed(records)}
+        instances = list(dict.fromkeys(record["instance"] for record in records))
+        examples = [{**firsts[i], "id": i, "rationale": ""} for i in instances]
+        baselines = dict(zip(instances, builder(examples), strict=True))
+        for record in records:
+            record["baseline"] = baselines[record["instance"]]
+        write_jsonl(self.dir / "judged.jsonl", records)
+
+    def records(self) -> list[dict[str, Any]]:
+        return [row for _, row in read_jsonl(self.dir / "judged.jsonl")]
+
+    def score_method(self, name: str) -> list[dict[str, Any]]:
+        """One score per explanation under ``name``: a single pass, every explanation a record with its own label."""
+        records = self.records()
+        scores = get_method(name).pointwise(self.run, records, {"judged": [r["rationale"] for r in records]}, {})
+        return [{"id": r["id"], "instance": r["instance"], "score": float(value)}
+                for r, value in zip(records, scores["judged"], strict=True)]
+
+    def stages(self) -> list[tuple[str, Any]]:
+        out: list[tuple[str, Any]] = [("judged", self.stage_judged)]
+        for name in self.methods():
+            out.append((f"score-{name}", lambda name=name: write_jsonl(self.dir / "scores" / f"{name}.jsonl",
+                                                                      self.score_method(name))))
+        return out
+
+    def inputs(self) -> dict[str, Any]:
+        """What each stage reads: the judged file, the run's data marker; each method's trained models' markers."""
+        def markers(names: list[str]) -> list[Any]:
+            return [read_json(self.run.runner.marker(n)) if self.run.is_done(n) else None for n in names]
+
+        out: dict[str, Any] = {"judged": [file_sha256(self.settings.judgments), markers(["data"]),
+                                          self.numeric_columns()]}
+        for name in self.methods():
+            out[f"score-{name}"] = markers([stage.name for stage in get_method(name).stages(self.run.config)])
+        return out
+
+    def execute(self) -> dict[str, Any]:
+        """Score (or resume) and report; returns the ``human_report.json`` content. Holds the run directory's lock."""
+        methods = self.methods()
+        self.read_file()  # a malformed file stops here, before anything is written
+        with self.run.runner.lock():
+            self.dir.mkdir(parents=True, exist_ok=True)
+            current = {**asdict(self.settings), "judgments": str(Path(self.settings.judgments).resolve()),
+                       "run_dir": str(self.run.dir.resolve())}
+            metadata = {f.name: dict(f.metadata) for f in fields(HumanSettings)}
+            self.runner.check_settings(current, asdict(HumanSettings()), metadata, name="human_config.json")
+            self.runner.run(self.stages(), inputs=self.inputs(), independent=[f"score-{m}" for m in methods])
+            return self.write_report(methods)
+
+    # ----------------------------------------------------------------- report
+    def score_columns(self, methods: Sequence[str]) -> dict[str, np.ndarray]:
+        """Metric → one score per judged explanation (file order), higher = better: the methods', then the file's
+        baseline columns with their direction applied."""
+        records = self.records()
+        out = {}
+        for name in methods:
+            by_id = {row["id"]: row["score"] for _, row in read_jsonl(self.dir / "scores" / f"{name}.jsonl")}
+            out[name] = np.array([by_id[r["id"]] for r in records])
+        for column, sign in self.baseline_columns.items():
+            out[column] = sign * np.array([r["numbers"][column] for r in records])
+        return out
+
+    def write_report(self, methods: Sequence[str]) -> dict[str, Any]:
+        records = self.records()
+        columns = self.score_columns(methods)
+        keep = np.ones(len(records), dtype=bool)
+        if self.settings.half != "all":
+            halves = instance_half([r["instance"] for r in records], self.settings.split_seed)
+            keep = np.array([halves[r["instance"]] == self.settings.half for r in records])
+        kept = [r for r, k in zip(records, keep, strict=True) if k]
+        kinds = {name: get_method(name).kind for name in methods} | {c: "column" for c in self.baseline_columns}
+        titles = {name: get_method(name).title for name in methods} | {
+            c: f"{c} ({'lower' if s < 0 else 'higher'} = better)" for c, s in self.baseline_columns.items()}
+        report: dict[str, Any] = {
+            "judgments": str(self.settings.judgments), "dataset": self.run.config.dataset, "task": self.task(),
+            "run_dir": str(self.run.dir), "backbone": self.run.config.backbone, "half": self.settings.half,
+            "n_empty_rationales": sum(not r["rationale"] for r in kept),
+            "metrics": {name: {"title": titles[name], "kind": kinds[name]} for name in columns},
+            "human": {}, "settings": {**asdict(self.settings)},
+            "timings": {stage: content["seconds"] for stage, content in self.runner.markers().items()}}
+        for human in self.settings.human_columns:
+            table = agreement_table({name: values[keep] for name, values in columns.items()},
+                                    np.array([r["numbers"][human] for r in kept]), [r["instance"] for r in kept],
+                                    n_boot=self.settings.n_boot, seed=self.run.config.seed)
+            learned = [name for name in columns if kinds[name] == "metric"]
+            report["human"][human] = {
+                **{k: v for k, v in table.items() if k != "replicates"},
+                "differences": {name: {other: {stat: difference(table, name, other, stat) for stat in STATISTICS}
+                                       for other in columns if other != name} for name in learned}}
+        write_human_report(report, self.dir, columns={n: v[keep] for n, v in columns.items()},
+                           human={h: np.array([r["numbers"][h] for r in kept]) for h in self.settings.human_columns})
+        return report
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _interval(entry: Mapping[str, Any]) -> str:
+    if entry["value"] is None:
+        return "n/a"
+    ci = entry.get("ci95")
+    return f"{entry['value']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def _signed(entry: Mapping[str, Any]) -> str:
+    if entry["value"] is None:
+        return "n/a"
+    ci = entry["ci95"]
+    return f"{entry['value']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]" + (" ✓" if entry["established"] else "")
+
+
+def render_human_markdown(report: Mapping[str, Any]) -> str:
+    """``human_report.md``: per human column, the agreement table and each learned metric's paired differences."""
+    metrics = report["metrics"]
+    out = [f"# Agreement with human judgments: {Path(report['judgments']).name}", "",
+           f"Run `{report['run_dir']}` ({report['dataset']}, {report['backbone']}); instances: {report['half']}. "
+           "Every interval is a 95% percentile bootstrap that resamples instances (an instance's explanations stay "
+           "together). How to read it: `docs/human.md`.", ""]
+    for human, entry in report["human"].items():
+        out += [f"## {human}", "",
+                f"{entry['n_explanations']} explanations of {entry['n_instances']} instances; {entry['n_pairs']} "
+                f"within-instance pairs ranked differently by the annotators; {entry['n_acceptable']} acceptable "
+                f"(≥ ½) and {entry['n_unacceptable']} unacceptable (0) explanations.", ""]
+        out.append(markdown_table(
+            ["Metric", "Kind", *(STATISTIC_TITLES[s] for s in STATISTICS)],
+            [[metrics[name]["title"], metrics[name]["kind"], *(_interval(stats[s]) for s in STATISTICS)]
+             for name, stats in entry["metrics"].items()]))
+        for name, others in entry["differences"].items():
+            out += ["", f"### {metrics[name]['title']} minus each other metric (paired; ✓ = lower bound above 0)", ""]
+            out.append(markdown_table(["Other", *(STATISTIC_TITLES[s] for s in STATISTICS)],
+                                      [[metrics[other]["title"], *(_signed(diff[s]) for s in STATISTICS)]
+                                       for other, diff in others.items()]))
+    if report.get("n_empty_rationales"):
+        out += ["", f"{report['n_empty_rationales']} explanations are empty; they are scored as the empty string."]
+    return "\n".join(out) + "\n"
+
+
+def plot_human_agreement(report: Mapping[str, Any], columns: Mapping[str, np.ndarray], human: np.ndarray,
+                         human_name: str, path: str | os.PathLike) -> None:
+    """One panel per metric: box plots of its scores at each human value, titled with Spearman ρ."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(columns)
+    cols = min(4, len(names))
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.7 * rows), dpi=110, squeeze=False)
+    levels = np.unique(human)
+    stats = report["human"][human_name]["metrics"]
+    for ax, name in zip(axes.ravel(), names, strict=False):
+        ax.boxplot([columns[name][human == level] for level in levels], showfliers=False)
+        ax.set_xticks(range(1, len(levels) + 1), [f"{level:.2g}" for level in levels])
+        rho = stats[name]["spearman"]["value"]
+        ax.set_title(f"{report['metrics'][name]['title'][:28]}\nρ = {'n/a' if rho is None else f'{rho:.2f}'}",
+                     fontsize=9)
+        ax.set_xlabel(human_name, fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in axes.ravel()[len(names):]:
+        ax.axis("off")
+    fig.suptitle(f"Score against human judgment: {Path(report['judgments']).name} ({report['half']})", fontsize=10)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def write_human_report(report: Mapping[str, Any], output_dir: str | os.PathLike, columns: Mapping[str, np.ndarray],
+                       human: Mapping[str, np.ndarray]) -> dict[str, Path]:
+    """Write ``human_report.json``, ``human_report.md`` and ``human_agreement.png`` (the first human column)."""
+    output_dir = Path(output_dir)
+    paths = {"json": output_dir / "human_report.json", "markdown": output_dir / "human_report.md",
+             "plot": output_dir / "human_agreement.png"}
+    write_json(paths["json"], dict(report))
+    write_text(paths["markdown"], render_human_markdown(report))
+    first = next(iter(human))
+    plot_human_agreement(report, columns, human[first], first, paths["plot"])
+    return paths
+
+
+def human_evaluate(run_dir: str | os.PathLike, judgments: str | os.PathLike,
+                   output_dir: str | os.PathLike | None = None, progress: bool = True,
+                   **settings: Any) -> dict[str, Any]:
+    """Python API of ``larev-hf human``: agreement of a trained run's metrics with the judgments in ``judgments``.
+
+    ``settings`` are :class:`~larev_hf.meta.settings.HumanSettings` fields (``human_columns``, ``baseline_columns``,
+    ``column_mapping``, ``methods``, ``half``, ``max_instances``, ``n_boot``). Returns the ``human_report.json`` content.
+
+    Example::
+
+        from larev_hf.meta import human_evaluate
+        report = human_evaluate("runs/esnli", "../shared/data/human/snli_accept_train.jsonl",
+                                baseline_columns=["gpt3_nll:lower"])
+        report["human"]["acceptable"]["metrics"]["larev"]["spearman"]
+    """
+    return HumanEvaluation(Run.load(run_dir, progress), HumanSettings(judgments=str(judgments), **settings),
+                           output_dir).execute()
