@@ -1,0 +1,160 @@
+"""VARSuite families that a surface heuristic cannot pass (our extension of VARIF §4; docs/meta.md).
+
+On e-SNLI, ROUGE-L of the rationale against the input separates gold from every template family A-D (AUC ≥ 0.94) and
+length separates the leaks (0.99): the template families differ from gold on the surface. These families do not:
+
+- ``input_copy``: a restatement of the input (premise and hypothesis, or the question), which ROUGE-L against the input
+  scores at its maximum although it adds nothing;
+- ``hypothesis_copy`` (NLI only): the hypothesis alone, restated;
+- ``off_topic``: the gold rationale of *another* instance with the same label (NLI, yes/no), or another question's
+  rationale whose answer is replaced by this one's (QA): fluent, human-written, consistent with the label, about
+  something else;
+- ``shuffled``: the gold rationale with its content words shuffled among their positions (same words, same length,
+  stop words in place), which destroys what it says.
+
+Several surface templates per task for the copies, drawn per example with the seed (:func:`~larev_hf.meta.suite.
+example_rng`); every family keeps the gold label. Importing this module registers them (:mod:`larev_hf.meta.suite` does
+so on import).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from larev_hf.meta.suite import _WORD, STOPWORDS, _pick, register_family
+
+#: Surface templates of the input copies: family → task → templates. Fields: ``{premise}``, ``{hypothesis}``,
+#: ``{question}`` as written (a final period added where there is none), and ``{..._clause}``: without the final punctuation and with a lower-case first letter.
+COPY_TEMPLATES: dict[str, dict[str, tuple[str, ...]]] = {
+    "input_copy": {
+        "nli": ("{premise} {hypothesis}", "The premise says: {premise} The hypothesis says: {hypothesis}",
+                "{premise} Therefore, {hypothesis_clause}.", "We are told that {premise_clause}, and that "
+                "{hypothesis_clause}.", "Since {premise_clause}, {hypothesis_clause}.",
+                "The first sentence is \"{premise_clause}\" and the second is \"{hypothesis_clause}\"."),
+        "qa": ("{question}", "The question asks: {question}", "{question} That is what has to be answered.",
+               "To answer, think about the question: {question}", "The question here is {question_clause}.",
+               "We need to know {question_clause}."),
+        "yesno": ("{question}", "The question asks: {question}", "{question} That is what has to be answered.",
+                  "To answer, think about the question: {question}", "The question here is {question_clause}.",
+                  "We need to know {question_clause}."),
+    },
+    "hypothesis_copy": {
+        "nli": ("{hypothesis}", "The hypothesis says that {hypothesis_clause}.", "It is stated that "
+                "{hypothesis_clause}.", "{hypothesis} This is what the second sentence claims.",
+                "In short, {hypothesis_clause}.", "The claim is that {hypothesis_clause}."),
+    },
+}
+
+
+def _clause(text: str) -> str:
+    """``text`` without its final punctuation, its first letter lower-cased unless the word is an acronym or "I"."""
+    text = re.sub(r"[\s.!?]+$", "", text.strip())
+    first = text.split(" ", 1)[0]
+    if text and first != "I" and not (len(first) > 1 and first.isupper()):
+        text = text[0].lower() + text[1:]
+    return text
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending in punctuation (a period added where it has none)."""
+    text = text.strip()
+    return text if re.search(r"[.!?]['\"]?$", text) else f"{text}."
+
+
+def _copy_fields(record: Mapping[str, Any]) -> dict[str, str]:
+    names = ("premise", "hypothesis") if record["task"] == "nli" else ("question",)
+    return {**{n: _sentence(record[n]) for n in names}, **{f"{n}_clause": _clause(record[n]) for n in names}}
+
+
+def copy_family(name: str, tasks: Sequence[str] | None = None):
+    """A family drawing one of ``name``'s templates for the record's task (skipping a task outside ``tasks``)."""
+
+    def family(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict | None:
+        if tasks is not None and record["task"] not in tasks:
+            return None
+        return _pick(name, record, rng, templates, **_copy_fields(record))
+
+    return family
+
+
+def _mentions(text: str, phrase: str) -> re.Match | None:
+    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", text, flags=re.IGNORECASE) if phrase.strip() else None
+
+
+class OffTopicFamily:
+    """The gold rationale of another instance that is consistent with this instance's label (see the module
+    docstring). :meth:`prepare` indexes the suite's records before rows are built (:func:`~larev_hf.meta.suite.
+    build_suite_with_skips` calls it); the row records the instance it came from in ``source_id``."""
+
+    def __init__(self) -> None:
+        self.by_label: dict[str, list[Mapping[str, Any]]] = {}
+        self.answer_stating: list[Mapping[str, Any]] = []
+
+    def prepare(self, records: Sequence[Mapping[str, Any]]) -> None:
+        self.by_label, self.answer_stating = {}, []
+        for record in records:
+            if not record["rationale"].strip():
+                continue
+            if record["task"] == "qa":
+                if _mentions(record["rationale"], record["label"]):
+                    self.answer_stating.append(record)
+            else:
+                self.by_label.setdefault(f"{record['task']}:{record['label']}", []).append(record)
+
+    def __call__(self, record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict | None:
+        if record["task"] == "qa":
+            pool = [other for other in self.answer_stating if other["id"] != record["id"]
+                    and other["question"] != record["question"] and not _mentions(other["rationale"], record["label"])]
+        else:
+            pool = [other for other in self.by_label.get(f"{record['task']}:{record['label']}", [])
+                    if other["id"] != record["id"] and other["rationale"] != record["rationale"]]
+        if not pool:
+            return None
+        source = pool[int(rng.integers(len(pool)))]
+        rationale = source["rationale"]
+        if record["task"] == "qa":  # the other question's answer becomes this one's: on-label, off-topic
+            rationale = re.sub(rf"(?<!\w){re.escape(source['label'])}(?!\w)", lambda _: record["label"], rationale,
+                               flags=re.IGNORECASE)
+        return {"template_id": "off_topic", "rationale": rationale, "source_id": source["id"]}
+
+
+def content_word_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of the content words of ``text``: words of three letters or more that are not stop words."""
+    return [m.span() for m in _WORD.finditer(text) if len(m.group()) > 2 and m.group().lower() not in STOPWORDS]
+
+
+def shuffle_content_words(text: str, rng: np.random.Generator) -> str | None:
+    """``text`` with its content words permuted among their positions (``None`` when fewer than two differ)."""
+    spans = content_word_spans(text)
+    words = [text[a:b] for a, b in spans]
+    if len({w.lower() for w in words}) < 2:
+        return None
+    order = list(range(len(words)))
+    for _ in range(20):
+        order = list(rng.permutation(len(words)))
+        if [words[k].lower() for k in order] != [w.lower() for w in words]:
+            break
+    else:
+        order = order[1:] + order[:1]
+    pieces, last = [], 0
+    for (start, end), k in zip(spans, order, strict=True):
+        pieces += [text[last:start], words[k]]
+        last = end
+    shuffled = "".join(pieces) + text[last:]
+    return shuffled if shuffled != text else None
+
+
+def _shuffled(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict | None:
+    text = shuffle_content_words(record["rationale"], rng)
+    return None if text is None else {"template_id": "shuffled", "rationale": text}
+
+
+register_family("input_copy", copy_family("input_copy"), COPY_TEMPLATES["input_copy"], overwrite=True)
+register_family("hypothesis_copy", copy_family("hypothesis_copy", ("nli",)), COPY_TEMPLATES["hypothesis_copy"],
+                overwrite=True)
+register_family("off_topic", OffTopicFamily(), overwrite=True)
+register_family("shuffled", _shuffled, overwrite=True)

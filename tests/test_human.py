@@ -1,0 +1,253 @@
+"""Agreement with human judgments (``larev-hf human``): statistics against scipy/sklearn and hand counts, the judged
+file reader's errors, the run-level evaluation, and the VARSuite families a surface heuristic cannot pass."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau, spearmanr
+from sklearn.metrics import roc_auc_score
+
+from larev_hf.cli import main
+from larev_hf.data import make_example
+from larev_hf.io import DataError, read_jsonl, write_jsonl
+from larev_hf.meta import (
+    acceptability_auc,
+    agreement_table,
+    build_suite_with_skips,
+    difference,
+    human_evaluate,
+    instance_bootstrap_indices,
+    instance_half,
+    kendall,
+    load_judgments,
+    pairwise_agreement,
+    spearman,
+)
+from larev_hf.meta.surface_families import content_word_spans
+from larev_hf.methods import get_method
+from larev_hf.pipeline import Run
+
+# --------------------------------------------------------------------------- statistics
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_spearman_and_kendall_equal_scipy_with_ties(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    human = rng.choice([0, 1 / 3, 2 / 3, 1], size=60)
+    scores = rng.integers(0, 7, size=60).astype(float)  # many ties on both sides
+    assert spearman(scores, human) == pytest.approx(spearmanr(scores, human).statistic, abs=1e-12)
+    assert kendall(scores, human) == pytest.approx(kendalltau(scores, human, variant="b").statistic, abs=1e-12)
+    assert np.isnan(spearman(np.ones(60), human)) and np.isnan(kendall(np.ones(60), human))
+
+
+def test_pairwise_agreement_equals_a_hand_count_with_ties() -> None:
+    instances = ["a", "a", "a", "b", "b", "c", "c"]
+    human = [1.0, 0.0, 0.5, 1.0, 1.0, 0.0, 2 / 3]
+    scores = [3.0, 1.0, 3.0, 0.0, 5.0, 2.0, 1.0]
+    # a: (0 > 1) metric 3 > 1 agrees: 1; (0 > 2) metric 3 = 3 ties: ½; (2 > 1) metric 3 > 1 agrees: 1
+    # b: the annotators tie, no pair; c: (6 > 5) metric 1 < 2 disagrees: 0  →  2.5 of 4 pairs
+    assert pairwise_agreement(scores, human, instances) == (pytest.approx(2.5 / 4), 4)
+    assert np.isnan(pairwise_agreement([1.0, 2.0], [1.0, 1.0], ["x", "x"])[0])
+
+
+def test_acceptability_auc_equals_sklearn_on_the_judged_extremes() -> None:
+    rng = np.random.default_rng(3)
+    human = rng.choice([0, 1 / 3, 2 / 3, 1], size=80)
+    scores = rng.integers(0, 5, size=80).astype(float) + human
+    extreme = (human >= 0.5) | (human == 0)
+    expected = roc_auc_score(human[extreme] >= 0.5, scores[extreme])
+    assert acceptability_auc(scores, human) == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_instance_bootstrap_keeps_an_instances_explanations_together() -> None:
+    instances = [f"i{k // 3}" for k in range(12)] + ["j", "j"]  # sizes 3, 3, 3, 3 and 2
+    for rows in instance_bootstrap_indices(instances, n_boot=50, seed=1):
+        drawn = [instances[r] for r in rows]
+        counts = {i: drawn.count(i) for i in set(drawn)}
+        for instance, count in counts.items():
+            assert count % instances.count(instance) == 0  # every draw brings all of the instance's rows
+        assert len({instances[r] for r in rows}) <= 5 and sum(count // instances.count(i)
+                                                                for i, count in counts.items()) == 5
+
+
+def test_agreement_table_differences_are_paired() -> None:
+    rng = np.random.default_rng(0)
+    instances = [f"i{k // 5}" for k in range(200)]
+    human = rng.choice([0, 1 / 3, 2 / 3, 1], size=200)
+    good, noise = human + rng.normal(0, 0.3, 200), rng.normal(0, 1, 200)
+    table = agreement_table({"good": good, "same": good.copy(), "noise": noise}, human, instances, n_boot=200)
+    assert table["n_instances"] == 40 and table["n_pairs"] == pairwise_agreement(good, human, instances)[1]
+    same = difference(table, "good", "same", "spearman")
+    assert same["value"] == 0 and same["ci95"] == [0.0, 0.0] and not same["established"]  # paired: identical draws
+    better = difference(table, "good", "noise", "pairwise")
+    assert better["established"] and better["ci95"][0] > 0
+    low, high = table["metrics"]["good"]["spearman"]["ci95"]
+    assert low <= table["metrics"]["good"]["spearman"]["value"] <= high
+
+
+# --------------------------------------------------------------------------- judged files
+
+
+def _nli_line(instance: str, rationale: str, acceptable: float, **extra) -> dict:
+    return {"id": instance, "premise": "A dog runs.", "hypothesis": "An animal moves.", "label": 0,
+            "rationale": rationale, "acceptable": acceptable, **extra}
+
+
+def test_judged_rows_get_row_ids_instances_and_esnli_label_ids(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    write_jsonl(path, [_nli_line("p", "a dog is an animal", 1.0), _nli_line("p", "dogs", 0.0),
+                       _nli_line("q", "", 0.0) | {"label": 2, "hypothesis": "Nothing moves."}])
+    records = load_judgments(path, "nli", ["acceptable"])
+    assert [r["id"] for r in records] == ["p#0", "p#1", "q#0"] and [r["instance"] for r in records] == ["p", "p", "q"]
+    assert [r["label"] for r in records] == ["entailment", "entailment", "contradiction"]
+    assert records[2]["rationale"] == "" and records[0]["numbers"] == {"acceptable": 1.0}
+    assert len(load_judgments(path, "nli", ["acceptable"], max_instances=1)) == 2
+
+
+@pytest.mark.parametrize("lines, message", [
+    ([{"id": "p", "premise": "A.", "hypothesis": "B.", "label": 0, "rationale": "r"}],
+     r"line 1; example id 'p': missing column 'acceptable'"),
+    ([_nli_line("p", "r", "yes")], r"line 1; example id 'p': column 'acceptable' is 'yes'; expected a number"),
+    ([_nli_line("p", "r", 1.0), _nli_line("p", "s", 0.0) | {"hypothesis": "Another input."}],
+     r"line 2; example id 'p': the explanations of one instance must share its input and label, but \['hypothesis'\]"),
+    ([_nli_line("p", "r", 1.0) | {"label": "maybe"}], r"line 1; example id 'p': field 'label' is 'maybe'"),
+    ([_nli_line(None, "r", 1.0)], r"line 1: column 'id' is None; expected the instance id"),
+])
+def test_a_malformed_judged_file_is_one_clear_line(tmp_path: Path, tiny_run: Path, capsys, lines, message) -> None:
+    path = tmp_path / "bad.jsonl"
+    write_jsonl(path, lines)
+    with pytest.raises(DataError, match=message):
+        load_judgments(path, "nli", ["acceptable"])
+    # through the CLI (the tiny run is QA: a missing 'question' column is named first there, so check one case)
+    write_jsonl(tmp_path / "qa.jsonl", [{"id": "x", "question": "Where?", "choices": ["a", "b"], "label": "a",
+                                        "rationale": "r", "acceptable": "high"}])
+    assert main(["--quiet", "human", "--run-dir", str(tiny_run), "--judgments", str(tmp_path / "qa.jsonl"),
+                 "--output-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "column 'acceptable' is 'high'; expected a number" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_instance_halves_are_deterministic_and_even() -> None:
+    instances = [f"i{k}" for k in range(101)]
+    halves = instance_half(instances, seed=0)
+    assert list(halves.values()).count("select") == 51 and halves == instance_half(list(reversed(instances)), seed=0)
+    assert halves != instance_half(instances, seed=1)
+
+
+def test_the_shared_judgment_files_load(data_dir: Path) -> None:
+    snli = load_judgments(data_dir / "human" / "snli_accept_train.jsonl", "nli", ["acceptable", "gpt3_nll"])
+    csqa = load_judgments(data_dir / "human" / "csqa_accept_train.jsonl", "qa", ["acceptable"])
+    assert len({r["instance"] for r in snli}) == 1000 and {r["label"] for r in snli} == {
+        "entailment", "neutral", "contradiction"}
+    assert all(len(r["choices"]) == 5 and r["label"] in r["choices"] for r in csqa)
+
+
+# --------------------------------------------------------------------------- a run's metrics on a judged file
+
+
+@pytest.fixture(scope="module")
+def judged_file(tiny_run: Path, tmp_path_factory) -> Path:
+    """The tiny (QA) run's test questions with three explanations each, 5 answer choices, and made-up judgments:
+    the gold rationale acceptable, a leak half, an unrelated sentence not; ``nll`` = −acceptable + noise."""
+    out = tmp_path_factory.mktemp("judged") / "judged.jsonl"
+    rng = np.random.default_rng(0)
+    lines = []
+    for r in Run.load(tiny_run, progress=False).split_records("test"):
+        for rationale, acceptable in ((r["rationale"], 1.0), (f"The answer is {r['label']}.", 0.5),
+                                      ("Birds can fly.", 0.0)):
+            lines.append({"id": r["id"], "question": r["question"], "choices": [*r["choices"], "attic", "porch"],
+                          "answer": r["label"], "rationale": rationale, "acceptable": acceptable,
+                          "nll": -acceptable + 0.01 * rng.random()})
+    write_jsonl(out, lines)
+    return out
+
+
+def test_human_scores_every_explanation_with_every_method(tiny_run: Path, judged_file: Path, tmp_path: Path) -> None:
+    report = human_evaluate(tiny_run, judged_file, tmp_path / "h", progress=False, baseline_columns=["nll:lower"],
+                            n_boot=50)
+    run = Run.load(tiny_run, progress=False)
+    assert list(report["metrics"])[: len(run.config.methods)] == list(run.config.methods)
+    nll = report["human"]["acceptable"]["metrics"]["nll"]
+    lines = [row for _, row in read_jsonl(judged_file)]
+    expected = spearmanr([-row["nll"] for row in lines], [row["acceptable"] for row in lines]).statistic
+    assert nll["pairwise"]["value"] == 1.0 and nll["spearman"]["value"] == pytest.approx(expected)  # direction applied
+    # REV's score of the gold explanation is the run's own pointwise score: five choices do not change log p(y | ·)
+    rev = {row["id"]: row["score"] for _, row in read_jsonl(tmp_path / "h" / "scores" / "rev.jsonl")}
+    records = run.split_records("test")
+    own = get_method("rev").pointwise(run, records, {"gold": [r["rationale"] for r in records]}, {})["gold"]
+    assert [rev[f"{r['id']}#0"] for r in records] == pytest.approx(own.tolist(), abs=1e-5)
+    for name in report["metrics"]:  # every method scored every explanation, with five choices per question
+        if name != "nll":
+            assert len(list(read_jsonl(tmp_path / "h" / "scores" / f"{name}.jsonl"))) == 3 * len(records)
+    assert (tmp_path / "h" / "human_agreement.png").stat().st_size > 0
+    assert "Pairwise agreement" in (tmp_path / "h" / "human_report.md").read_text()
+
+
+def test_human_resumes_and_reports_one_half(tiny_run: Path, judged_file: Path, tmp_path: Path) -> None:
+    human_evaluate(tiny_run, judged_file, tmp_path / "h", progress=False, methods=["rev"], n_boot=20)
+    stamp = (tmp_path / "h" / "stages" / "score-rev.done").stat().st_mtime_ns
+    held = human_evaluate(tiny_run, judged_file, tmp_path / "h", progress=False, methods=["rev", "length"],
+                          half="held", n_boot=20)
+    assert (tmp_path / "h" / "stages" / "score-rev.done").stat().st_mtime_ns == stamp  # not rescored
+    n = len(Run.load(tiny_run, progress=False).split_records("test"))
+    assert held["human"]["acceptable"]["n_instances"] == n // 2 and list(held["metrics"]) == ["rev", "length"]
+
+
+# --------------------------------------------------------------------------- surface families
+
+
+def _nli(i: str, label: str, rationale: str, hypothesis: str = "A musician performs outside.") -> dict:
+    return make_example(id=i, task="nli", premise="A man in a red hat is playing guitar in Paris.",
+                        hypothesis=hypothesis, choices=("entailment", "neutral", "contradiction"), label=label,
+                        rationale=rationale)
+
+
+def test_input_copies_contain_the_inputs_words() -> None:
+    records = [_nli(f"n{k}", "entailment", f"reason {k} about guitars and men") for k in range(8)]
+    rows, skipped = build_suite_with_skips(records, ["gold", "input_copy", "hypothesis_copy"], seed=0)
+    words = lambda text: set(re.findall(r"[a-z]+", text.lower()))  # noqa: E731
+    for row in rows:
+        if row["family"] == "input_copy":
+            assert words(row["premise"]) | words(row["hypothesis"]) <= words(row["rationale"])
+        if row["family"] == "hypothesis_copy":
+            assert words(row["hypothesis"]) <= words(row["rationale"]) and "paris" not in words(row["rationale"])
+    qa = make_example(id="q", task="qa", question="Where is a spice kept?", choices=["kitchen", "garage"],
+                      label="kitchen", rationale="Spices are kept in the kitchen.")
+    rows, skipped = build_suite_with_skips([qa], ["input_copy", "hypothesis_copy"], seed=0)
+    assert skipped["hypothesis_copy"] == ["q"] and "Where is a spice kept" in rows[0]["rationale"]
+
+
+def test_off_topic_comes_from_another_instance_with_the_same_label() -> None:
+    records = [_nli(f"n{k}", label, f"{label} reason {k}") for k, label in
+               enumerate(["entailment", "contradiction", "entailment", "neutral", "contradiction", "entailment"])]
+    rows, skipped = build_suite_with_skips(records, ["off_topic"], seed=0)
+    by_id = {r["id"]: r for r in records}
+    assert skipped["off_topic"] == ["n3"]  # the only neutral instance has no other
+    for row in rows:
+        source = by_id[row["source_id"]]
+        assert source["id"] != row["id"] and source["label"] == row["label"] and row["rationale"] == source["rationale"]
+    qa = [make_example(id=f"q{k}", task="qa", question=f"Question {k}?", choices=[a, "other"], label=a,
+                       rationale=f"You keep it in the {a} usually.") for k, a in enumerate(["kitchen", "garage"])]
+    rows, _ = build_suite_with_skips(qa, ["off_topic"], seed=0)
+    assert [row["rationale"] for row in rows] == ["You keep it in the kitchen usually.",
+                                                  "You keep it in the garage usually."]
+    assert [row["source_id"] for row in rows] == ["q1", "q0"]  # the other question's text, this question's answer
+
+
+def test_shuffled_keeps_the_words_and_moves_the_content_words() -> None:
+    records = [_nli(f"n{k}", "entailment", "a man playing guitar is a musician and he is not inside .")
+               for k in range(5)]
+    rows, _ = build_suite_with_skips(records, ["shuffled"], seed=0)
+    gold = records[0]["rationale"]
+    for row in rows:
+        assert sorted(row["rationale"].split()) == sorted(gold.split()) and row["rationale"] != gold
+        spans = content_word_spans(gold)
+        assert [gold[a:b] for a, b in spans] != [row["rationale"][a:b] for a, b in content_word_spans(row["rationale"])]
+    assert build_suite_with_skips([_nli("x", "entailment", "it is not .")], ["shuffled"])[1] == {"shuffled": ["x"]}
+    assert json.dumps(rows) == json.dumps(build_suite_with_skips(records, ["shuffled"], seed=0)[0])  # seeded
