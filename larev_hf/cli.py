@@ -133,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--output-dir", required=True, help="the bundle directory (an existing bundle there is replaced)")
     export.add_argument("--push-to-hub", metavar="REPO_ID", default=None, help="also upload the bundle to this Hub model repo")
     export.add_argument("--private", action="store_true", help="create the Hub repo as private")
+    export.add_argument("--calibration", default=None, metavar="CALIBRATION_JSON",
+                        help="a calibration fitted by `larev-hf human --calibrate` (calibration.json): the bundle then "
+                        "also returns the calibrated score (it may read the method's score, length and rouge_l)")
     return parser
 
 
@@ -144,6 +147,13 @@ def _export(args: argparse.Namespace) -> int:
     try:
         with StageRunner(args.run_dir).lock():  # no run retrains the models while they are copied
             bundle = EvaluatorBundle.from_run(args.run_dir, args.method)
+            if args.calibration:
+                import dataclasses
+
+                from larev_hf.scores.calibration import Calibration
+
+                calibration = Calibration.load(args.calibration).to_dict()
+                bundle.config = dataclasses.replace(bundle.config, calibration=calibration)
             path = bundle.save_pretrained(args.output_dir, repo_id=args.push_to_hub)
     except (FileExistsError, NotADirectoryError) as error:
         print(f"larev-hf: error: {error}", file=sys.stderr)

@@ -84,6 +84,8 @@ class BundleScores:
     log_p_baseline: np.ndarray
     baselines: list[str] | None
     hashcode: str
+    #: the bundle's calibrated score (log-odds that people judge the explanation acceptable), when it has a calibration
+    calibrated: np.ndarray | None = None
 
     @property
     def mean(self) -> float:
@@ -95,7 +97,8 @@ class BundleScores:
         return {"scores": [float(x) for x in self.scores], "mean_score": self.mean,
                 "log_p_rationale": [float(x) for x in self.log_p_rationale],
                 "log_p_baseline": [float(x) for x in self.log_p_baseline],
-                "baselines": self.baselines, "hashcode": self.hashcode}
+                "baselines": self.baselines, "hashcode": self.hashcode,
+                **({"calibrated_scores": [float(x) for x in self.calibrated]} if self.calibrated is not None else {})}
 
 
 # --------------------------------------------------------------------------- the bundle
@@ -459,6 +462,12 @@ class EvaluatorBundle:
             baselines = list(baselines) if baselines is not None else self.make_baselines(records)
         result = scorer.score([r["rationale"] for r in records], [r["label"] for r in records], records,
                               baselines, progress)
+        calibrated = None
+        if self.config.calibration is not None:
+            from larev_hf.hub.calibrated import calibrated_scores
+
+            calibrated = calibrated_scores(self.config.calibration, self.config.method, result.scores, records)
         return BundleScores(scores=np.asarray(result.scores), log_p_rationale=np.asarray(result.log_p_with_rationale),
                             log_p_baseline=np.asarray(result.log_p_baseline),
-                            baselines=list(baselines) if baselines is not None else None, hashcode=self.hashcode)
+                            baselines=list(baselines) if baselines is not None else None, hashcode=self.hashcode,
+                            calibrated=calibrated)

@@ -19,6 +19,8 @@ CONFIG_NAME = "config_larev.json"
 REPORT_NAME = "report.json"
 MODEL_CARD_NAME = "README.md"
 TOKENIZER_DIR = "tokenizer"
+#: Scores of the text alone that a bundle's calibration may read beside its method's own score (metric baselines).
+CALIBRATION_TEXT_FEATURES = ("length", "rouge_l")
 #: Version of the bundle layout; bumped when a reader of the old layout could misread the new one.
 FORMAT_VERSION = 1
 
@@ -40,6 +42,9 @@ class BundleConfig:
         training (`dict`): the run's configuration (``run_config.json``).
         files_sha256 (`dict[str, str]`): SHA-256 of every model and tokenizer file (bundle-relative path).
         tokenizer (`str`, *optional*, defaults to `"tokenizer"`): the tokenizer directory.
+        calibration (`dict`, *optional*): a :class:`~larev_hf.scores.calibration.Calibration` fitted on human
+            judgments (``larev-hf human --calibrate``, then ``larev-hf export --calibration``): ``score`` then also
+            returns the calibrated score; it reads the method's own score, ``length`` and ``rouge_l`` only.
         format_version (`int`, *optional*): the bundle layout version.
         library_version (`str`, *optional*): the larev-hf version that wrote the bundle.
     """
@@ -55,6 +60,7 @@ class BundleConfig:
     training: dict[str, Any]
     files_sha256: dict[str, str] = field(default_factory=dict)
     tokenizer: str = TOKENIZER_DIR
+    calibration: dict[str, Any] | None = None
     format_version: int = FORMAT_VERSION
     library_version: str = __version__
 
@@ -79,6 +85,13 @@ class BundleConfig:
         if not (spec.reads_input and self.baseline_builder is None) and (
                 not isinstance(self.baseline_builder, Mapping) or "name" not in self.baseline_builder):
             raise ValueError(f"baseline_builder {self.baseline_builder!r}: expected a builder's to_config() dict")
+        if self.calibration is not None:
+            from larev_hf.scores.calibration import Calibration
+
+            readable = {self.method, *CALIBRATION_TEXT_FEATURES}
+            if unreadable := [f for f in Calibration.from_dict(self.calibration).features if f not in readable]:
+                raise ValueError(f"calibration reads {unreadable}, which a {self.method} bundle cannot compute; it can "
+                                 f"read {sorted(readable)}")
         if self.format_version > FORMAT_VERSION:
             raise ValueError(f"bundle format {self.format_version} is newer than this larev-hf ({__version__}) reads "
                              f"(format {FORMAT_VERSION}); upgrade larev-hf")
@@ -90,8 +103,8 @@ class BundleConfig:
     def from_dict(cls, values: Mapping[str, Any], source: str = CONFIG_NAME) -> BundleConfig:
         """Validate and build; a missing key or a bad value raises a ``ValueError`` naming ``source``."""
         names = [f.name for f in fields(cls)]
-        required = [f.name for f in fields(cls) if f.name not in ("files_sha256", "tokenizer", "format_version",
-                                                                   "library_version")]
+        required = [f.name for f in fields(cls) if f.name not in ("files_sha256", "tokenizer", "calibration",
+                                                                   "format_version", "library_version")]
         missing = [name for name in required if name not in values]
         if missing:
             raise ValueError(f"{source}: missing key(s) {missing}; expected the keys {names}")
@@ -104,7 +117,8 @@ class BundleConfig:
         """Everything that determines a score: what :attr:`EvaluatorBundle.settings_hash` hashes."""
         return {"method": self.method, "task": self.task, "label_set": self.label_set, "input_format": self.input_format,
                 "reduction": self.reduction, "baseline_builder": self.baseline_builder,
-                "models": dict(self.models), "files_sha256": dict(self.files_sha256)}
+                "models": dict(self.models), "files_sha256": dict(self.files_sha256),
+                **({"calibration": self.calibration} if self.calibration is not None else {})}
 
 
 def read_bundle_config(root: str | os.PathLike) -> BundleConfig:

@@ -21,6 +21,7 @@ instance (:func:`~larev_hf.meta.judgments.instance_half`), for choosing a change
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, fields
@@ -111,7 +112,11 @@ class HumanEvaluation:
     def score_method(self, name: str) -> list[dict[str, Any]]:
         """One score per explanation under ``name``: a single pass, every explanation a record with its own label."""
         records = self.records()
-        scores = get_method(name).pointwise(self.run, records, {"judged": [r["rationale"] for r in records]}, {})
+        run = self.run
+        if self.settings.reduction and self.settings.reduction != run.config.reduction:
+            run = copy.copy(run)  # the same models, scored with another label-token reduction
+            run.config = run.config.replace(reduction=self.settings.reduction)
+        scores = get_method(name).pointwise(run, records, {"judged": [r["rationale"] for r in records]}, {})
         return [{"id": r["id"], "instance": r["instance"], "score": float(value)}
                 for r, value in zip(records, scores["judged"], strict=True)]
 
@@ -159,17 +164,44 @@ class HumanEvaluation:
             out[column] = sign * np.array([r["numbers"][column] for r in records])
         return out
 
+    def calibrated_column(self, records: Sequence[Mapping[str, Any]], columns: Mapping[str, np.ndarray],
+                          halves: Mapping[str, str]) -> np.ndarray:
+        """The calibrated score (:mod:`larev_hf.scores.calibration`) of every explanation: fitted on the select half
+        (out-of-fold predictions there), applied to the held half; the fit is saved as ``calibration.json``."""
+        from larev_hf.scores.calibration import fit_calibration
+
+        features = list(self.settings.calibrate)
+        if unknown := [f for f in features if f not in columns or f in self.baseline_columns]:
+            raise ValueError(f"--calibrate: {unknown} are not scored methods of this report; the calibration reads "
+                             f"only scores the library computes for any explanation: {sorted(set(columns) - set(self.baseline_columns))}")
+        human = self.settings.human_columns[0]
+        select = np.array([halves[r["instance"]] == "select" for r in records])
+        calibration, out_of_fold = fit_calibration(
+            {f: columns[f][select] for f in features}, [r["numbers"][human] for r in records if halves[r["instance"]] ==
+                                                        "select"],
+            [r["instance"] for r in records if halves[r["instance"]] == "select"], features, seed=self.run.config.seed)
+        calibration.fitted_on.update(judgments=str(self.settings.judgments), human_column=human, half="select",
+                                     split_seed=self.settings.split_seed, run_dir=str(self.run.dir))
+        calibration.save(self.dir / "calibration.json")
+        scores = calibration({f: columns[f] for f in features})
+        scores[select] = out_of_fold
+        return scores
+
     def write_report(self, methods: Sequence[str]) -> dict[str, Any]:
         records = self.records()
         columns = self.score_columns(methods)
-        keep = np.ones(len(records), dtype=bool)
-        if self.settings.half != "all":
-            halves = instance_half([r["instance"] for r in records], self.settings.split_seed)
-            keep = np.array([halves[r["instance"]] == self.settings.half for r in records])
-        kept = [r for r, k in zip(records, keep, strict=True) if k]
+        halves = instance_half([r["instance"] for r in records], self.settings.split_seed)
         kinds = {name: get_method(name).kind for name in methods} | {c: "column" for c in self.baseline_columns}
         titles = {name: get_method(name).title for name in methods} | {
             c: f"{c} ({'lower' if s < 0 else 'higher'} = better)" for c, s in self.baseline_columns.items()}
+        if self.settings.calibrate:
+            columns["calibrated"] = self.calibrated_column(records, columns, halves)
+            kinds["calibrated"] = "metric"
+            titles["calibrated"] = f"Calibrated ({' + '.join(self.settings.calibrate)})"
+        keep = np.ones(len(records), dtype=bool)
+        if self.settings.half != "all":
+            keep = np.array([halves[r["instance"]] == self.settings.half for r in records])
+        kept = [r for r, k in zip(records, keep, strict=True) if k]
         report: dict[str, Any] = {
             "judgments": str(self.settings.judgments), "dataset": self.run.config.dataset, "task": self.task(),
             "run_dir": str(self.run.dir), "backbone": self.run.config.backbone, "half": self.settings.half,

@@ -202,6 +202,13 @@ class HumanSettings:
                            "changes are chosen; held: where they are reported)", choices=HUMAN_HALVES,
                            report_only=True)
     split_seed: int = help_field(0, "seed of the instance split into halves", report_only=True)
+    calibrate: list[str] = help_field(
+        [], "also report a calibrated score: a logistic combination of these scored methods (e.g. larev,length,"
+        "rouge_l) fitted on the select half's first human column (≥ ½ = acceptable), out-of-fold there, and written to "
+        "calibration.json for `larev-hf export --calibration` (comma list)", type=comma_list, report_only=True)
     max_instances: int | None = help_field(None, "only the file's first N instances")
+    reduction: str | None = help_field(
+        None, "log p(y | ·) as the summed (sum) or REV's mean (mean) label-token log-prob when scoring (default: the "
+        "run's; the evaluators are not retrained)", choices=("sum", "mean"))
     n_boot: int = help_field(1000, "bootstrap replicates (resampling instances) of the 95%% intervals",
                              report_only=True)

@@ -1,0 +1,137 @@
+"""A calibrated score: a logistic combination of the library's own per-explanation scores, fitted on human judgments.
+
+No metric paper offers this (REV, RoRA, LAREV, FRAME and VARIF report raw scores); it is our extension, documented in
+docs/human.md. Given, for each judged explanation, the scores the library computes for *any* explanation (a method's
+pointwise score, its length, ROUGE-L against the input; never a column of the judged file such as GPT-3's NLL), a
+logistic regression is fitted to "judged acceptable" (the share of annotators ≥ ``threshold``) on standardised features,
+its L2 strength chosen by cross-validation that keeps each instance's explanations in one fold
+(``sklearn.model_selection.GroupKFold``). The calibrated score is the fitted log-odds: monotone in the predicted
+probability, in nats-like units, higher = more likely acceptable.
+
+:class:`Calibration` is a plain record (``to_dict``/``from_dict``, JSON) so an evaluator bundle can carry it
+(``calibration.json``) and score with it; feature names are those of the registered methods (``larev``, ``length``,
+``rouge_l``, ...), with ``length`` entering as log(1 + words).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: Features entered on a log scale (a long explanation is not linearly better or worse).
+LOG_FEATURES = frozenset({"length"})
+#: Inverse L2 strengths tried by the instance-grouped cross-validation.
+DEFAULT_CS = (0.01, 0.1, 1.0, 10.0)
+
+
+def _matrix(columns: Mapping[str, Any], features: Sequence[str]) -> np.ndarray:
+    missing = [name for name in features if name not in columns]
+    if missing:
+        raise ValueError(f"the calibration needs the scores {missing}; got {sorted(columns)}")
+    out = []
+    for name in features:
+        values = np.asarray(columns[name], dtype=float)
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"feature {name!r}: {int(np.sum(~np.isfinite(values)))} values are NaN or infinite")
+        out.append(np.log1p(np.maximum(values, 0.0)) if name in LOG_FEATURES else values)
+    return np.stack(out, axis=1)
+
+
+@dataclass
+class Calibration:
+    """A fitted logistic combination of per-explanation scores (see the module docstring).
+
+    Attributes:
+        features: the score names it reads, in order.
+        mean, scale: standardisation of each feature (after the log of :data:`LOG_FEATURES`).
+        coef, intercept: the logistic regression on the standardised features.
+        threshold: the human share at or above which an explanation counted as acceptable.
+        fitted_on: where it was fitted (file, instances, cross-validated L2 strength, ...), for the record.
+    """
+
+    features: list[str]
+    mean: list[float]
+    scale: list[float]
+    coef: list[float]
+    intercept: float
+    threshold: float = 0.5
+    fitted_on: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self, columns: Mapping[str, Any]) -> np.ndarray:
+        """The calibrated score (log-odds of "acceptable") of each explanation, from its feature scores."""
+        z = (_matrix(columns, self.features) - np.asarray(self.mean)) / np.asarray(self.scale)
+        return z @ np.asarray(self.coef) + self.intercept
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> Calibration:
+        known = {"features", "mean", "scale", "coef", "intercept", "threshold", "fitted_on"}
+        if unknown := sorted(set(values) - known):
+            raise ValueError(f"calibration: unknown keys {unknown}; expected {sorted(known)}")
+        calibration = cls(**values)
+        lengths = {len(calibration.features), len(calibration.mean), len(calibration.scale), len(calibration.coef)}
+        if len(lengths) != 1:
+            raise ValueError("calibration: features, mean, scale and coef must have one entry per feature")
+        return calibration
+
+    def save(self, path: str | os.PathLike) -> None:
+        from larev_hf.io import write_json
+
+        write_json(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Calibration:
+        with open(path, encoding="utf-8") as handle:
+            return cls.from_dict(json.load(handle))
+
+
+def _logistic(c: float, seed: int) -> Any:
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=c, max_iter=1000, random_state=seed)
+
+
+def fit_calibration(columns: Mapping[str, Any], human: Any, instance_ids: Sequence[Any], features: Sequence[str],
+                    threshold: float = 0.5, cs: Sequence[float] = DEFAULT_CS, n_splits: int = 5,
+                    seed: int = 0) -> tuple[Calibration, np.ndarray]:
+    """Fit a :class:`Calibration` on judged explanations.
+
+    The L2 strength is the one of ``cs`` with the lowest log-loss in ``n_splits``-fold cross-validation grouped by
+    instance. Returns the calibration fitted on all rows and the **out-of-fold** calibrated scores of these rows
+    (each row scored by a model that never saw its instance), for an honest in-sample report.
+    """
+    from sklearn.metrics import log_loss
+    from sklearn.model_selection import GroupKFold
+
+    x = _matrix(columns, list(features))
+    y = (np.asarray(human, dtype=float) >= threshold).astype(int)
+    groups = np.asarray([str(i) for i in instance_ids])
+    if len({*y.tolist()}) < 2:
+        raise ValueError(f"the calibration needs acceptable and unacceptable explanations (share ≥ {threshold} and "
+                         "below); these judgments have only one kind")
+    folds = list(GroupKFold(n_splits=min(n_splits, len(set(groups)))).split(x, y, groups))
+
+    def out_of_fold(c: float) -> np.ndarray:
+        scores = np.zeros(len(y))
+        for train, test in folds:
+            mean, scale = x[train].mean(axis=0), x[train].std(axis=0) + 1e-12
+            model = _logistic(c, seed).fit((x[train] - mean) / scale, y[train])
+            scores[test] = model.decision_function((x[test] - mean) / scale)
+        return scores
+
+    losses = {c: log_loss(y, 1 / (1 + np.exp(-out_of_fold(c))), labels=[0, 1]) for c in cs}
+    best = min(cs, key=lambda c: (losses[c], c))
+    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-12
+    model = _logistic(best, seed).fit((x - mean) / scale, y)
+    calibration = Calibration(features=list(features), mean=mean.tolist(), scale=scale.tolist(),
+                              coef=model.coef_[0].tolist(), intercept=float(model.intercept_[0]), threshold=threshold,
+                              fitted_on={"n_explanations": int(len(y)), "n_instances": int(len(set(groups))),
+                                         "C": best, "cv_log_loss": {str(c): float(v) for c, v in losses.items()}})
+    return calibration, out_of_fold(best)
