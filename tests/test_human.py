@@ -251,3 +251,76 @@ def test_shuffled_keeps_the_words_and_moves_the_content_words() -> None:
         assert [gold[a:b] for a, b in spans] != [row["rationale"][a:b] for a, b in content_word_spans(row["rationale"])]
     assert build_suite_with_skips([_nli("x", "entailment", "it is not .")], ["shuffled"])[1] == {"shuffled": ["x"]}
     assert json.dumps(rows) == json.dumps(build_suite_with_skips(records, ["shuffled"], seed=0)[0])  # seeded
+
+
+# --------------------------------------------------------------------------- the calibrated score
+
+
+def _calibration_data(seed: int = 0) -> tuple[dict, np.ndarray, list[str]]:
+    rng = np.random.default_rng(seed)
+    instances = [f"i{k // 5}" for k in range(400)]
+    human = rng.choice([0, 1 / 3, 2 / 3, 1], size=400)
+    columns = {"good": human + rng.normal(0, 0.5, 400), "noise": rng.normal(0, 1, 400),
+               "length": rng.integers(3, 40, 400).astype(float)}
+    return columns, human, instances
+
+
+def test_the_calibration_equals_sklearn_on_standardised_features_and_round_trips(tmp_path: Path) -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    from larev_hf.scores.calibration import Calibration, fit_calibration
+
+    columns, human, instances = _calibration_data()
+    calibration, out_of_fold = fit_calibration(columns, human, instances, ["good", "noise", "length"])
+    x = np.stack([columns["good"], columns["noise"], np.log1p(columns["length"])], axis=1)
+    z = (x - x.mean(axis=0)) / x.std(axis=0)
+    reference = LogisticRegression(C=calibration.fitted_on["C"], max_iter=1000).fit(z, human >= 0.5)
+    assert calibration(columns) == pytest.approx(reference.decision_function(z), abs=1e-4)
+    assert calibration.coef[0] > 0 and abs(calibration.coef[0]) > abs(calibration.coef[1])  # the informative feature
+    assert out_of_fold.shape == (400,) and not np.allclose(out_of_fold, calibration(columns))  # held-out predictions
+    calibration.save(tmp_path / "c.json")
+    assert Calibration.load(tmp_path / "c.json")(columns) == pytest.approx(calibration(columns))
+    with pytest.raises(ValueError, match="one entry per feature"):
+        Calibration.from_dict({**calibration.to_dict(), "coef": [1.0]})
+    with pytest.raises(ValueError, match=r"needs the scores \['noise'\]"):
+        calibration({"good": columns["good"], "length": columns["length"]})
+
+
+def test_human_calibrate_reports_a_held_out_calibrated_score(tiny_run: Path, judged_file: Path, tmp_path: Path) -> None:
+    report = human_evaluate(tiny_run, judged_file, tmp_path / "h", progress=False, methods=["larev", "length"],
+                            calibrate=["larev", "length"], half="held", n_boot=20)
+    assert "calibrated" in report["metrics"] and (tmp_path / "h" / "calibration.json").is_file()
+    with pytest.raises(ValueError, match=r"--calibrate: \['nll'\] are not scored methods"):
+        human_evaluate(tiny_run, judged_file, tmp_path / "h", progress=False, methods=["larev", "length"],
+                       baseline_columns=["nll:lower"], calibrate=["larev", "nll"], n_boot=20)
+
+
+def test_a_calibrated_bundle_returns_the_calibrated_score_through_evaluate_load(tiny_run: Path, tmp_path: Path,
+                                                                                capsys, monkeypatch) -> None:
+    import evaluate
+    from rouge_score import rouge_scorer
+
+    from larev_hf.scores.calibration import Calibration
+
+    calibration = Calibration(features=["larev", "length", "rouge_l"], mean=[0.0, 1.0, 0.2], scale=[1.0, 0.5, 0.1],
+                              coef=[0.7, -0.3, 0.4], intercept=0.1)
+    calibration.save(tmp_path / "calibration.json")
+    assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "larev", "--output-dir",
+                 str(tmp_path / "bundle"), "--calibration", str(tmp_path / "calibration.json")]) == 0
+    records = Run.load(tiny_run, progress=False).split_records("test")[:6]
+    monkeypatch.chdir(tmp_path)  # evaluate.load from another directory
+    module = evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / "bundle"),
+                           evaluator=str(tmp_path / "bundle"), keep_in_memory=True)
+    out = module.compute(rationales=[r["rationale"] for r in records], labels=[r["label"] for r in records],
+                         inputs=[{"question": r["question"], "choices": r["choices"]} for r in records])
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    rouge = [scorer.score(" ".join([r["question"], *r["choices"]]), r["rationale"])["rougeL"].fmeasure for r in records]
+    z = [(np.asarray(out["scores"]) - 0.0) / 1.0, (np.log1p([len(r["rationale"].split()) for r in records]) - 1.0) / 0.5,
+         (np.asarray(rouge) - 0.2) / 0.1]
+    expected = 0.7 * z[0] - 0.3 * z[1] + 0.4 * z[2] + 0.1
+    assert out["calibrated_scores"] == pytest.approx(expected.tolist(), abs=1e-6)
+    refused = Calibration(**{**calibration.to_dict(), "features": ["rev", "length", "rouge_l"]})
+    refused.save(tmp_path / "refused.json")
+    assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "larev", "--output-dir",
+                 str(tmp_path / "b2"), "--calibration", str(tmp_path / "refused.json")]) == 2
+    assert "calibration reads ['rev'], which a larev bundle cannot compute" in capsys.readouterr().err
