@@ -77,3 +77,15 @@ def tiny_bundles(tiny_run, tmp_path_factory) -> dict[str, Path]:
 
     root = tmp_path_factory.mktemp("bundles")
     return {method: EvaluatorBundle.from_run(tiny_run, method).save_pretrained(root / method) for method in ("rev", "larev")}
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """One line per skip reason at the end of the run, even under ``-q`` (a clone without ``../shared`` skips the
+    tests that read the shared datasets, and should say so)."""
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(f"{count} skipped: {reason}")
