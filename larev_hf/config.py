@@ -89,6 +89,11 @@ class TrainingConfig:
     """Optimisation of every trained model; ``None`` means the backbone's default (presets vs checkpoints)."""
 
     seed: int = help_field(0, "random seed of data sampling, initialisation and training")
+    seeds: list[str] = help_field(
+        [], "evaluator seeds (comma list, e.g. 0,1,2): every trained stage runs once per seed (K seeds cost K "
+        "trainings; data, tokenizer and baselines are shared, --seed's models stay at the run's root) and the report "
+        "says which separations hold across seeds; adding a seed to a finished run trains only it",
+        type=comma_list, report_only=True)
     learning_rate: float | None = help_field(None, "default: the backbone's (1e-3 presets, 3e-5 pretrained)")
     num_train_epochs: float | None = help_field(None, "default: the backbone's")
     batch_size: int | None = help_field(None, "default: the backbone's")
@@ -97,6 +102,14 @@ class TrainingConfig:
     group_by_length: bool = help_field(
         False, "train every model on batches of rows of similar input length (whole environment groups for Φ_LA), "
         "in random batch order: padding falls from about 42%% of the tokens to under 1%% on e-SNLI (docs/scale.md)")
+
+    def validate(self, config: RunConfig) -> None:
+        try:
+            seeds = [int(seed) for seed in self.seeds]
+        except ValueError:
+            raise ValueError(f"--seeds: expected integers, got {self.seeds}") from None
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"--seeds names a seed twice: {self.seeds}")
 
 
 @dataclass
@@ -212,6 +225,11 @@ class RunConfig:
         return {f.name: dict(f.metadata) for _, cls, _ in config_sections() for f in dataclasses.fields(cls)}
 
     # ------------------------------------------------------------------ derived settings
+    @property
+    def evaluator_seeds(self) -> list[int]:
+        """The seeds every trained stage runs with: ``--seeds``, or ``--seed`` alone."""
+        return [int(seed) for seed in self.seeds] or [self.seed]
+
     @property
     def methods(self) -> tuple[str, ...]:
         """The methods of the run, in canonical (registry) order."""

@@ -9,6 +9,7 @@ and ``report-<methods>``. :class:`~larev_hf.runner.StageRunner` does the bookkee
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -37,6 +38,9 @@ from larev_hf.training import train_on_records
 logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "validation", "test")
+#: What every evaluator seed of a multi-seed run shares: the data (with its baselines) and the tokenizer; everything
+#: else a seeded stage writes (models/, leakage/, rora/, scores/) lives in the seed's own directory.
+SHARED_PARTS = ("data", "tokenizer")
 
 
 class Run:
@@ -48,10 +52,33 @@ class Run:
         self.progress = progress
         self.runner = StageRunner(self.dir)
         self._models: dict[str, Any] = {}
+        #: where this view's seeded artifacts live: the run directory for ``--seed``, ``seeds/seed-<k>`` for another
+        #: evaluator seed (:meth:`for_seed`)
+        self.root = self.dir
+
+    # ----------------------------------------------------------------- evaluator seeds
+    def for_seed(self, seed: int) -> Run:
+        """This run as evaluator seed ``seed`` sees it: the same data and tokenizer, its own models and scores under
+        ``seeds/seed-<seed>/`` and its stages' markers named ``<stage>@seed<seed>``; ``--seed`` itself is the run."""
+        if seed == self.config.seed and self.root == self.dir:
+            return self
+        view = copy.copy(self)
+        view.config = self.config.replace(seed=seed)
+        view.root = self.dir / "seeds" / f"seed-{seed}"
+        view._models = {k: v for k, v in self._models.items() if k == "tokenizer"}
+        return view
+
+    def seed_views(self) -> list[Run]:
+        """One view per evaluator seed (``--seeds``, or ``--seed`` alone), in order."""
+        return [self.for_seed(seed) for seed in self.config.evaluator_seeds]
+
+    def stage_name(self, name: str) -> str:
+        """The marker name of stage ``name`` in this view (shared stages keep theirs)."""
+        return name if self.root == self.dir or name in SHARED_PARTS else f"{name}@seed{self.config.seed}"
 
     # ----------------------------------------------------------------- RunContext
     def path(self, *parts: str) -> Path:
-        return self.dir.joinpath(*parts)
+        return (self.dir if parts and parts[0] in SHARED_PARTS else self.root).joinpath(*parts)
 
     def missing_stages(self, method: str) -> list[str]:
         """The stages ``method``'s scores need (its models and the tokenizer) that have not finished in this run."""
@@ -59,7 +86,7 @@ class Run:
         return [stage for stage in (["tokenizer", *needed] if needed else []) if not self.is_done(stage)]
 
     def is_done(self, stage: str) -> bool:
-        return self.runner.is_done(stage)
+        return self.runner.is_done(self.stage_name(stage))
 
     def split_records(self, split: str) -> list[dict[str, Any]]:
         """The records of ``split``; on the training split, ``rationale`` is the ``train_rationale`` variant
@@ -126,11 +153,19 @@ class Run:
         return list(stages.values())
 
     def stages(self) -> list[tuple[str, Callable[[], None]]]:
-        # Scoring and reporting depend on which methods are asked for: their markers are named after them.
+        """``data``, ``tokenizer``, every method's stages once per evaluator seed (a stage that is not ``seeded``
+        once), one scoring per seed, the report. Scoring and reporting depend on which methods are asked for, the
+        report on the seeds too: their markers are named after them."""
         tag = "+".join(self.config.methods) + ("+ablations" if self.config.ablations else "")
-        return [("data", self.stage_data), ("tokenizer", self.stage_tokenizer),
-                *((stage.name, lambda stage=stage: stage.run(self)) for stage in self.method_stages()),
-                (f"score-{tag}", self.stage_score), (f"report-{tag}", self.stage_report)]
+        views = self.seed_views()
+        stages: list[tuple[str, Callable[[], None]]] = [("data", self.stage_data), ("tokenizer", self.stage_tokenizer)]
+        for k, view in enumerate(views):
+            stages += [(view.stage_name(stage.name) if stage.seeded else stage.name,
+                        lambda stage=stage, view=view: stage.run(view if stage.seeded else self))
+                       for stage in self.method_stages() if stage.seeded or k == 0]
+        stages += [(view.stage_name(f"score-{tag}"), view.stage_score) for view in views]
+        seeds = "+seeds" + "-".join(str(view.config.seed) for view in views) if len(views) > 1 else ""
+        return [*stages, (f"report-{tag}{seeds}", self.stage_report)]
 
     # ----------------------------------------------------------------- scoring and reports
     def score_records(self, records: list[dict[str, Any]], methods: tuple[str, ...],
@@ -141,10 +176,13 @@ class Run:
             variants = {variant: [r[f"rationale_{variant}"] for r in records] for variant in VARIANTS}
         rows = [{"id": r["id"], "label": r["label"]} for r in records]
         shared: dict[str, Any] = {"summaries": {}}
-        result: dict[str, Any] = {"methods": {}, "accuracy": {}}
+        result: dict[str, Any] = {"methods": {}, "accuracy": {}, "pointwise": {}}
         for name in methods:
             scored = get_method(name).score(self, records, variants, shared)
             result["methods"][name] = shared["summaries"][name] = scored.summary
+            pointwise = scored.scores if scored.scores is not None else \
+                get_method(name).pointwise(self, records, variants, shared)
+            result["pointwise"][name] = {v: [float(x) for x in values] for v, values in pointwise.items()}
             result["accuracy"].update(scored.accuracy)
             result.update(scored.extra)
             for column, values in scored.columns.items():
@@ -155,11 +193,39 @@ class Run:
     def stage_score(self) -> None:
         summary, rows = self.score_records(self.split_records("test"), self.config.methods)
         write_jsonl(self.path("scores", "test_scores.jsonl"), rows)
+        write_json(self.path("scores", "test_pointwise.json"), summary.pop("pointwise"))
         write_json(self.path("scores", "test_summary.json"), summary)
 
     def stage_report(self) -> None:
-        summary = read_json(self.path("scores", "test_summary.json"))
-        self.write_report(summary, "test", len(self.split_records("test")), self.dir)
+        views = self.seed_views()
+        summaries = [read_json(view.path("scores", "test_summary.json")) for view in views]
+        pointwise = [read_json(view.path("scores", "test_pointwise.json")) for view in views] if len(views) > 1 else []
+        self.write_report(self.combine_seeds(views, summaries, pointwise), "test", len(self.split_records("test")),
+                          self.dir)
+
+    def combine_seeds(self, views: list[Run], summaries: list[dict], pointwise: list[dict]) -> dict:
+        """The report's summary: the first seed's, plus (several seeds) per method the across-seed figures of
+        :func:`larev_hf.scores.seeds.seed_summary` and, for nats metrics, the ensemble evaluator's summary (the mean
+        of the seeds' pointwise scores)."""
+        from larev_hf.scores import summarize_variants
+        from larev_hf.scores.seeds import ensemble_scores, seed_summary
+
+        summary = dict(summaries[0])
+        if len(views) < 2:
+            return summary
+        seeds = [view.config.seed for view in views]
+        summary["seeds"] = {"seeds": seeds, "determinism": "same seed, data, versions and thread count → same scores",
+                            "methods": {}}
+        for name in summary["methods"]:
+            per_seed = {s: p[name] for s, p in zip(seeds, pointwise, strict=True)}
+            entry = seed_summary(per_seed, {s: m["methods"][name]["ci95"] for s, m in zip(seeds, summaries,
+                                                                                        strict=True)},
+                                 n_boot=self.config.n_boot, seed=self.config.seed)
+            if get_method(name).unit == "nats" and get_method(name).kind == "metric":
+                entry["ensemble"] = summarize_variants(ensemble_scores(list(per_seed.values())),
+                                                       n_boot=self.config.n_boot, seed=self.config.seed)
+            summary["seeds"]["methods"][name] = entry
+        return summary
 
     def write_report(self, summary: dict, split: str, n_examples: int, output_dir: Path) -> dict:
         markers = self.runner.markers()
@@ -224,10 +290,13 @@ class Run:
         return read_json(self.path("report.json"))
 
     def evaluate_file(self, data_file: str | os.PathLike, output_dir: str | os.PathLike) -> dict:
-        """Score another file of the same dataset kind with this run's trained models (no retraining)."""
+        """Score another file of the same dataset kind with this run's trained models (no retraining); a multi-seed
+        run scores it with every seed's models and reports the across-seed figures (each seed's rows in
+        ``seed-<k>/scores.jsonl`` beside the first seed's ``scores.jsonl``)."""
         data_file = Path(data_file)
+        views = self.seed_views()
         needed = ["tokenizer", *(stage.name for stage in self.method_stages())]
-        missing = [name for name in needed if not self.is_done(name)]
+        missing = [view.stage_name(name) for view in views for name in needed if not view.is_done(name)]
         if missing:
             raise FileNotFoundError(f"{self.dir}: stages {missing} have not finished; run `larev-hf run` first")
         cfg = self.config
@@ -239,10 +308,14 @@ class Run:
             dataset = load_examples(cfg.dataset, source, split, seed=cfg.seed, **cfg.loader_options)
         records = add_variants(add_baselines(dataset, builder)).to_list()
         with self.runner.lock():  # outputs written under the lock too: they may sit inside the run directory
-            summary, rows = self.score_records(records, cfg.methods)
             output_dir = Path(output_dir)
-            write_jsonl(output_dir / "scores.jsonl", rows)
-            return self.write_report(summary, split, len(records), output_dir)
+            summaries, pointwise = [], []
+            for k, view in enumerate(views):
+                summary, rows = view.score_records(records, cfg.methods)
+                pointwise.append(summary.pop("pointwise"))
+                summaries.append(summary)
+                write_jsonl(output_dir / ("scores.jsonl" if k == 0 else f"seed-{view.config.seed}/scores.jsonl"), rows)
+            return self.write_report(self.combine_seeds(views, summaries, pointwise), split, len(records), output_dir)
 
     @classmethod
     def load(cls, run_dir: str | os.PathLike, progress: bool = True) -> Run:

@@ -42,11 +42,14 @@ class Stage:
     """One resumable step of a run: ``run(context)`` writes its artifacts under the run directory.
 
     Stages shared by several methods (Φ_base, Φ) are one :class:`Stage` object that each method lists; the run keeps
-    the first occurrence, so a shared stage runs once.
+    the first occurrence, so a shared stage runs once. ``seeded`` stages (every training, and what is derived from a
+    trained model) run once per evaluator seed of a multi-seed run (``--seeds``), each in its seed's directory; a stage
+    that does not depend on the seed sets ``seeded=False`` and runs once.
     """
 
     name: str
     run: Callable[[RunContext], None]
+    seeded: bool = True
 
 
 @dataclass
