@@ -78,7 +78,7 @@ class OnceFilter(logging.Filter):
 def build_parser() -> argparse.ArgumentParser:
     """The ``larev-hf`` parser; ``run``'s flags are generated from the settings dataclasses (:mod:`larev_hf.config`)."""
     from larev_hf.config import add_run_arguments
-    from larev_hf.meta.nli import add_nli_train_arguments
+    from larev_hf.explain.nli import add_nli_train_arguments
     from larev_hf.meta.settings import FrameSettings, HumanSettings, MetaSettings, VarifSettings
     from larev_hf.methods import exportable_methods
     from larev_hf.methods.settings import add_dataclass_arguments
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return frame_main(args, progress)
         if args.command == "nli-train":
-            from larev_hf.meta.nli import nli_train_main
+            from larev_hf.explain.nli import nli_train_main
 
             return nli_train_main(args, progress)
         if args.command == "demo":

@@ -1,7 +1,7 @@
 """``larev-hf frame``: FRAME's axioms 1-3 for four RLC metrics on one dataset (``papers/frame.txt`` §2.2-§4, A.1).
 
 ``FrameRun(settings, output_dir).execute()`` trains the task model F (a self-rationalizing seq2seq,
-:mod:`larev_hf.meta.task_model`) and, per RLC metric, the control simulator G (x → label) and the treatment simulator
+:mod:`larev_hf.explain.task_model`) and, per RLC metric, the control simulator G (x → label) and the treatment simulator
 H (x ⊕ r → label), then measures Φ(r) = 𝟙_H(ŷ|x,r) − 𝟙_G(ŷ|x) (§2.2) for the rationales each axiom needs and
 FRAME's meta-metrics (:mod:`larev_hf.meta.frame`):
 
@@ -14,7 +14,7 @@ and each axiom's NRG across the metrics (§4), every cell a mean ± std over the
 
 The four RLC metrics (§3.3, :data:`RLC_METRICS`):
 
-- **F-GOLD**: G = F reading x, H = F reading x ⊕ r (:func:`~larev_hf.meta.lcig.augmented_input`); their label is
+- **F-GOLD**: G = F reading x, H = F reading x ⊕ r (:func:`~larev_hf.explain.choices.augmented_input`); their label is
   the one F generates (parsed and, if it is none of the choices, repaired to the nearest, as F's own predictions are),
   so 𝟙_G(ŷ|x) = 100 by construction;
 - **GH-GOLD**: G and H start from the pretrained simulator and are fine-tuned on the gold labels ẏ;
@@ -63,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from larev_hf.explain.run_dir import MetaRunDirectory
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
 from larev_hf.meta.frame import (
     AXIOM_META_METRICS,
@@ -85,7 +86,6 @@ from larev_hf.meta.frame import (
     seed_summary,
 )
 from larev_hf.meta.frame_report import fmt, paper_comparison, plot_axioms, render_frame_markdown
-from larev_hf.meta.run_dir import MetaRunDirectory
 from larev_hf.meta.settings import FRAME_METRICS, FrameSettings
 
 logger = logging.getLogger(__name__)
@@ -103,10 +103,10 @@ def generate_labels(model: Any, tokenizer: Any, inputs: Sequence[str], records: 
                     batch_size: int = 64, max_new_tokens: int = LABEL_TOKENS,
                     label_decoding: str = "generate") -> tuple[list[str], list[bool]]:
     """The label a self-rationalizing F gives each input and whether it was repaired: generated (greedy, batched as
-    :meth:`~larev_hf.meta.task_model.SelfRationalizer.predict`), parsed and repaired to the nearest of the record's
+    :meth:`~larev_hf.explain.task_model.SelfRationalizer.predict`), parsed and repaired to the nearest of the record's
     choices, or (``label_decoding="score"``) ranked over the choices
-    (:meth:`~larev_hf.meta.task_model.SelfRationalizer.score_labels`, never repaired)."""
-    from larev_hf.meta.task_model import SelfRationalizer, check_label_decoding, parse_outputs
+    (:meth:`~larev_hf.explain.task_model.SelfRationalizer.score_labels`, never repaired)."""
+    from larev_hf.explain.task_model import SelfRationalizer, check_label_decoding, parse_outputs
     from larev_hf.modeling.generation import generate_texts
 
     check_label_decoding(label_decoding)
@@ -149,7 +149,7 @@ class SimulatorPair:
     """G (control: x → label) and H (treatment: x ⊕ r → label) of one RLC metric.
 
     Trained pairs (GH-GOLD, GH-PRED, NP-GH-PRED) predict the most probable of the record's choices
-    (:func:`~larev_hf.meta.lcig.choice_log_probs`); F-GOLD's pair is F itself (``generative``), predicting the label
+    (:func:`~larev_hf.explain.choices.choice_log_probs`); F-GOLD's pair is F itself (``generative``), predicting the label
     it generates. H is trained on x ⊕ ṙ, the gold rationale: FRAME's Fig. 4 says only that H reads "some rationale
     (one of r̂, ẏ, ṙ, ŷ)"; ṙ is the rationale every metric has without F, so GH-GOLD's H does not depend on F either.
     """
@@ -168,7 +168,7 @@ class SimulatorPair:
 
     @classmethod
     def of_task_model(cls, task_model: Any, metric: str = "f_gold", label_decoding: str = "generate") -> SimulatorPair:
-        """F-GOLD's pair: G = F(x), H = F(x ⊕ r) (a :class:`~larev_hf.meta.task_model.SelfRationalizer`), reading
+        """F-GOLD's pair: G = F(x), H = F(x ⊕ r) (a :class:`~larev_hf.explain.task_model.SelfRationalizer`), reading
         labels as F's predictions are read (``label_decoding``)."""
         return cls(metric, task_model.model, task_model.model, task_model.tokenizer, generative=True,
                    label_decoding=label_decoding)
@@ -180,7 +180,7 @@ class SimulatorPair:
         """Train G on x → target and H on x ⊕ r → target into ``directory/{G,H}`` (one tokenizer,
         ``directory/tokenizer``; both from the same initial weights); a finished model is kept. H's r per record is
         drawn from ``h_rationales`` (:func:`h_training_rationales`): the gold ṙ, the target label, or both."""
-        from larev_hf.meta.lcig import augmented_input
+        from larev_hf.explain.choices import augmented_input
         from larev_hf.modeling import build_model, build_tokenizer
         from larev_hf.modeling.templates import task_text
         from larev_hf.training import TrainSettings, train_seq2seq
@@ -225,7 +225,7 @@ class SimulatorPair:
             labels, self.last_repaired = generate_labels(model, self.tokenizer, inputs, records, self.batch_size,
                                                          label_decoding=self.label_decoding)
             return labels
-        from larev_hf.meta.lcig import choice_log_probs
+        from larev_hf.explain.choices import choice_log_probs
 
         return choice_log_probs(model, self.tokenizer, inputs, records, targets, self.batch_size)[1]
 
@@ -239,7 +239,7 @@ class SimulatorPair:
     def treatment_predictions(self, records: Sequence[Mapping[str, Any]], rationales: Sequence[str],
                               targets: Sequence[str] | None = None) -> list[str]:
         """H's label for each x ⊕ r."""
-        from larev_hf.meta.lcig import augmented_input
+        from larev_hf.explain.choices import augmented_input
 
         inputs = [augmented_input(r, t) for r, t in zip(records, rationales, strict=True)]
         return self.predict(self.treatment, inputs, records, targets)
@@ -624,8 +624,8 @@ class FrameRun(MetaRunDirectory):
     def stage_task_model(self, variant: Variant, seed: int) -> None:
         """F of one variant: trained (on a share of the split, or on noisy labels, or at another size), then its
         labels on the train and test splits (and, for ``base``, its test rationales r̂)."""
+        from larev_hf.explain.task_model import SelfRationalizer
         from larev_hf.meta.suite import example_rng
-        from larev_hf.meta.task_model import SelfRationalizer
         from larev_hf.modeling.templates import task_text
 
         train, test = self.records("train"), self.records("test")
@@ -677,7 +677,7 @@ class FrameRun(MetaRunDirectory):
 
     def simulator_pair(self, metric: str, variant: str, seed: int) -> SimulatorPair:
         if metric == "f_gold":
-            from larev_hf.meta.task_model import SelfRationalizer
+            from larev_hf.explain.task_model import SelfRationalizer
 
             return SimulatorPair.of_task_model(SelfRationalizer.load(self.task_model_dir(variant, seed)),
                                                label_decoding=self.label_decoding())

@@ -12,7 +12,8 @@ I_i = log p₁(y_i | x_i ⊕ r_i⁻) − log p₀(y_i | x_i).
 
 The predictors are the library's seq2seq evaluators (any preset or checkpoint, :func:`larev_hf.modeling.build_model`),
 so open-label tasks (CoS-E's answer choices) work as well as fixed label sets; p(y | ·) is normalised over the
-example's label set (its ``choices``), as a classifier's softmax would be (:func:`choice_log_probs`).
+example's label set (its ``choices``), as a classifier's softmax would be
+(:func:`~larev_hf.explain.choices.choice_log_probs`).
 
 **Masking, and why it is label-symmetric.** RoRA's appendix A.1 warns that the *shape* of a mask can leak the label
 (and this project measured it on StrategyQA: RoRA's top-2 masks told "yes" from "no"). r⁻ is built so that it depends
@@ -42,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from larev_hf.io import DataError, where
+from larev_hf.explain.choices import augmented_input, choice_log_probs
 
 #: Inflections of the NLI label names masked with them (the "keyword safety mask" of §3.2 Step B).
 LABEL_FORMS: dict[str, tuple[str, ...]] = {
@@ -51,8 +52,6 @@ LABEL_FORMS: dict[str, tuple[str, ...]] = {
                       "contradicting", "contradictory"),
     "neutral": ("neutral",),
 }
-#: The encoder text of h₁: the task input, then the (masked) rationale (RoRA's eq. 7 layout).
-RATIONALE_SEPARATOR = " rationale: "
 _PUNCTUATION_ONLY = re.compile(r"^\W+$")
 
 
@@ -154,35 +153,6 @@ def mask_rationales(detector: Any, tokenizer: Any, records: Sequence[Mapping[str
         masked, words = mask_words(text, spans, list(scores), n_masked, mask_token)
         out.append({"masked": masked, "masked_words": words, "n_label_strings": text.count(mask_token)})
     return out
-
-
-def augmented_input(record: Mapping[str, Any], rationale: str) -> str:
-    """h₁'s encoder text: x ⊕ r."""
-    from larev_hf.modeling.templates import task_text
-
-    return f"{task_text(record)}{RATIONALE_SEPARATOR}{rationale.strip()}"
-
-
-def choice_log_probs(model: Any, tokenizer: Any, inputs: Sequence[str], records: Sequence[Mapping[str, Any]],
-                     labels: Sequence[str] | None = None, batch_size: int = 64,
-                     progress: bool = False) -> tuple[np.ndarray, list[str]]:
-    """log p(y | input) normalised over the record's label set (a softmax over its choices of the summed label-token
-    log-probabilities, :func:`~larev_hf.modeling.score_labels`), and the most probable choice, per input."""
-    from scipy.special import logsumexp
-
-    from larev_hf.modeling.scoring import choice_scores
-
-    labels = [r["label"] for r in records] if labels is None else list(labels)
-    rows = choice_scores(model, tokenizer, inputs, [list(r["choices"]) for r in records], batch_size=batch_size,
-                         progress=progress, desc="LC-IG scoring")
-    out, predicted = np.zeros(len(inputs)), []
-    for i, (record, row) in enumerate(zip(records, rows, strict=True)):
-        choices = list(record["choices"])
-        if labels[i] not in choices:
-            raise DataError(f"{where(example_id=record.get('id'))}: label {labels[i]!r} is not one of {choices}")
-        out[i] = row[choices.index(labels[i])] - logsumexp(row)
-        predicted.append(choices[int(np.argmax(row))])
-    return out, predicted
 
 
 #: The four predictors and what each reads.

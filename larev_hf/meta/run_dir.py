@@ -1,47 +1,5 @@
-"""What VARIF's and FRAME's runs share: settings, a run directory with its stage runner, and the data split files.
+"""Deprecated path (one release): run_dir moved to :mod:`larev_hf.explain.run_dir`."""
 
-Both ``larev-hf varif`` (:class:`~larev_hf.meta.varif_run.VarifRun`) and ``larev-hf frame``
-(:class:`~larev_hf.meta.frame_run.FrameRun`) read one dataset's train and test splits into ``data/{split}.jsonl``
-(their ``data`` stage), then train and score models in resumable stages (:class:`~larev_hf.runner.StageRunner`).
-"""
+from larev_hf.lazy import moved
 
-from __future__ import annotations
-
-import os
-from pathlib import Path
-from typing import Any
-
-from larev_hf.io import read_jsonl, write_jsonl
-from larev_hf.runner import StageRunner
-
-
-class MetaRunDirectory:
-    """A meta-evaluation run over one dataset: ``settings`` must have ``dataset``, ``data_dir``,
-    ``max_train_examples`` and ``max_eval_examples``."""
-
-    def __init__(self, settings: Any, output_dir: str | os.PathLike, progress: bool = True) -> None:
-        self.settings = settings
-        self.dir = Path(output_dir)
-        self.progress = progress
-        self.runner = StageRunner(self.dir)
-        self._cache: dict[str, Any] = {}
-
-    def check_data_dir(self) -> None:
-        """Refuse a run without data before anything is written."""
-        if self.settings.data_dir is None:
-            raise ValueError("--data-dir is required: a local directory in the shared layout, or a dataset repository name")
-
-    def stage_data(self) -> None:
-        """The ``data`` stage: the train split's and the test split's first N records, in the schema."""
-        from larev_hf.data import load_examples
-
-        s = self.settings
-        for split, limit in (("train", s.max_train_examples), ("test", s.max_eval_examples)):
-            write_jsonl(self.dir / "data" / f"{split}.jsonl",
-                        list(load_examples(s.dataset, s.data_dir, split, max_examples=limit)))
-
-    def records(self, split: str) -> list[dict[str, Any]]:
-        """The records the ``data`` stage wrote for ``split`` (read once)."""
-        if split not in self._cache:
-            self._cache[split] = [row for _, row in read_jsonl(self.dir / "data" / f"{split}.jsonl")]
-        return self._cache[split]
+__getattr__ = moved(__name__, "larev_hf.explain.run_dir")

@@ -1,6 +1,6 @@
 """``larev-hf varif``: VARIF's frontier of explanation methods on one dataset (``papers/varif-proposal.md`` §3, §6).
 
-``VarifRun(settings, output_dir).execute()`` compares explanation generators (:mod:`larev_hf.meta.generators`) on
+``VarifRun(settings, output_dir).execute()`` compares explanation generators (:mod:`larev_hf.explain.generators`) on
 robustness R (§3.1), leakage-controlled informativeness I (§3.2, :mod:`larev_hf.meta.lcig`) and specificity S
 (§3.3, :mod:`larev_hf.meta.specificity`), and reports the (R, Ĩ) Pareto frontier, its hypervolume, the scalar
 VARIF = S·H per method and the proposal's hypotheses H1, H2 and H5 checked with numbers. Stages (each with a marker;
@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from larev_hf.explain.run_dir import MetaRunDirectory
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
-from larev_hf.meta.run_dir import MetaRunDirectory
 from larev_hf.meta.settings import VarifSettings
 
 logger = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ class VarifRun(MetaRunDirectory):
         for spec in s.generators:
             if "jsonl:" in spec and not Path(spec.split("jsonl:", 1)[1]).is_file():
                 raise FileNotFoundError(f"--generators {spec}: no such file")
-        from larev_hf.meta.generators import build_generator
+        from larev_hf.explain.generators import build_generator
 
         for spec in s.generators:  # an unknown spec raises listing the accepted forms
             if not spec.startswith("self_rationalizer"):
@@ -107,7 +107,7 @@ class VarifRun(MetaRunDirectory):
     # ------------------------------------------------------------------ stages
     def stage_nli(self) -> None:
         from larev_hf.data import load_examples
-        from larev_hf.meta.nli import train_nli_judge
+        from larev_hf.explain.nli import train_nli_judge
 
         source = self.nli_data_dir()
         train = list(load_examples("esnli", source, "train", max_examples=self.settings.nli_train_examples))
@@ -117,13 +117,13 @@ class VarifRun(MetaRunDirectory):
 
     def judge(self) -> Any:
         if "judge" not in self._cache:
-            from larev_hf.meta.nli import NLIJudge
+            from larev_hf.explain.nli import NLIJudge
 
             self._cache["judge"] = NLIJudge.from_pretrained(self.settings.nli_model or str(self.dir / "models" / "nli"))
         return self._cache["judge"]
 
     def stage_self_rationalizer(self) -> None:
-        from larev_hf.meta.task_model import SelfRationalizer
+        from larev_hf.explain.task_model import SelfRationalizer
 
         SelfRationalizer.train(self.records("train"), self.dir / "models" / "self_rationalizer",
                                backbone=self.settings.backbone, settings=self.train_settings(), seed=self.settings.seed)
@@ -165,8 +165,8 @@ class VarifRun(MetaRunDirectory):
         return self._cache["lcig"]
 
     def generator(self, spec: str) -> Any:
-        from larev_hf.meta.generators import build_generator, raw_input_text
-        from larev_hf.meta.task_model import SelfRationalizer
+        from larev_hf.explain.generators import build_generator, raw_input_text
+        from larev_hf.explain.task_model import SelfRationalizer
 
         model = None
         if spec.startswith("self_rationalizer"):

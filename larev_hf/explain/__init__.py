@@ -1,0 +1,26 @@
+"""What VARIF and FRAME share: the models that write explanations and those that read them.
+
+- writers: the explanation generators VARIF compares (:mod:`~larev_hf.explain.generators`: gold, templates,
+  extractive heuristics, any text2text model, a user's file) and the self-rationalizing task model F
+  (:mod:`~larev_hf.explain.task_model`: FRAME's F, VARIF's ``self_rationalizer``);
+- readers: the NLI judge (:mod:`~larev_hf.explain.nli`: VARIF's Sim_NLI and paraphrase filter) and a seq2seq reader's
+  log p(y | ·) over the record's choices (:mod:`~larev_hf.explain.choices`: LC-IG's predictors, FRAME's G and H);
+- the run directory both ``larev-hf varif`` and ``larev-hf frame`` keep their stages in
+  (:mod:`~larev_hf.explain.run_dir`).
+
+It imports nothing of :mod:`larev_hf.varif` or :mod:`larev_hf.frame`; they meet only here. Every name loads on first
+use (:mod:`larev_hf.lazy`).
+"""
+
+from larev_hf.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "generators": (
+        "ExplanationGenerator", "GoldGenerator", "JsonlGenerator", "RandomKGenerator", "SelfRationalizerGenerator",
+        "TemplateGenerator", "Text2TextGenerator", "TfidfTopKGenerator", "build_generator", "raw_input_text"
+    ),
+    "task_model": ("SelfRationalizer", "parse_self_rationalization", "self_rationalization_target"),
+    "nli": ("NLIJudge", "train_nli_judge"),
+    "choices": ("RATIONALE_SEPARATOR", "augmented_input", "choice_log_probs"),
+    "run_dir": ("MetaRunDirectory",),
+})
