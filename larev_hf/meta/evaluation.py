@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
+from larev_hf.meta.seeds import render_seed_aucs, seed_aucs
 from larev_hf.meta.settings import DEFAULT_FAMILIES, FAMILY_LETTERS, REFERENCE, MetaSettings
 from larev_hf.meta.stats import EXPECTED_ORDER, NOT_WORSE_THAN_GOLD, summarize_method
 from larev_hf.meta.suite import (
@@ -87,7 +88,8 @@ class MetaEvaluation:
         asked = list(self.settings.methods) or list(self.run.config.methods)
         for name in asked:
             get_method(name)  # an unknown name raises, listing the known ones
-            if missing := self.run.missing_stages(name):
+            if missing := [view.stage_name(stage) for view in self.run.seed_views()
+                           for stage in view.missing_stages(name)]:
                 raise ValueError(f"method {name!r}: its stages {missing} have not finished in {self.run.dir}; the "
                                  f"meta-evaluation reuses trained evaluators (run `larev-hf run --method {name}` with "
                                  "the run's settings first)")
@@ -128,8 +130,10 @@ class MetaEvaluation:
     def suite(self) -> list[dict[str, Any]]:
         return [row for _, row in read_jsonl(self.dir / "suite.jsonl")]
 
-    def score_method(self, name: str) -> list[dict[str, Any]]:
-        """One score per suite row under method ``name`` (see the module docstring for the passes)."""
+    def score_method(self, name: str, run: Run | None = None) -> list[dict[str, Any]]:
+        """One score per suite row under method ``name`` with ``run``'s models (default: the run's ``--seed``; another
+        evaluator seed's view, :meth:`~larev_hf.pipeline.Run.for_seed`; see the module docstring for the passes)."""
+        run = run or self.run
         method, rows, records = get_method(name), self.suite(), self.records()
         by_family: dict[str, list[dict[str, Any]]] = {}
         for row in rows:
@@ -141,23 +145,35 @@ class MetaEvaluation:
             for family in same_label:
                 texts = {row["id"]: row["rationale"] for row in by_family[family]}
                 variants[family] = [texts.get(record["id"], record["rationale"]) for record in records]
-            scores = method.pointwise(self.run, records, variants, self._shared.setdefault("", {}))
+            scores = method.pointwise(run, records, variants, self._shared.setdefault(run.stage_name(""), {}))
             index = {record["id"]: i for i, record in enumerate(records)}
             for family in same_label:
                 out += scored_rows(by_family[family], [scores[family][index[row["id"]]] for row in by_family[family]])
         for family, family_rows in by_family.items():
             if family in same_label:
                 continue
-            scores = method.pointwise(self.run, family_rows, {family: [r["rationale"] for r in family_rows]},
-                                      self._shared.setdefault(family, {}))
+            scores = method.pointwise(run, family_rows, {family: [r["rationale"] for r in family_rows]},
+                                      self._shared.setdefault(run.stage_name(family), {}))
             out += scored_rows(family_rows, scores[family])
         return out
+
+    def score_path(self, name: str, view: Run) -> Path:
+        """``scores/<method>.jsonl`` (the run's ``--seed``) or ``scores/seed-<k>/<method>.jsonl`` (another seed)."""
+        seed = [] if view is self.run else [f"seed-{view.config.seed}"]
+        return self.dir.joinpath("scores", *seed, f"{name}.jsonl")
+
+    def scored(self, name: str) -> list[tuple[Run, str]]:
+        """``(view, stage name)`` of each evaluator seed that scores method ``name``: one (the run's) for a metric
+        baseline without trained models, one per seed otherwise."""
+        views = self.run.seed_views() if get_method(name).stages(self.run.config) else [self.run]
+        return [(view, view.stage_name(f"score-{name}")) for view in views]
 
     def stages(self) -> list[tuple[str, Any]]:
         stages: list[tuple[str, Any]] = [("suite", self.stage_suite)]
         for name in self.methods():
-            stages.append((f"score-{name}", lambda name=name: write_jsonl(self.dir / "scores" / f"{name}.jsonl",
-                                                                         self.score_method(name))))
+            stages += [(stage, lambda name=name, view=view: write_jsonl(self.score_path(name, view),
+                                                                        self.score_method(name, view)))
+                       for view, stage in self.scored(name)]
         return stages
 
     def inputs(self) -> dict[str, Any]:
@@ -169,7 +185,8 @@ class MetaEvaluation:
         files = {name: file_sha256(path) for name, path in self.settings.user_family_paths().items()}
         out: dict[str, Any] = {"suite": [markers(["data"]), files, self.settings.drift_model]}
         for name in self.methods():
-            out[f"score-{name}"] = markers([stage.name for stage in get_method(name).stages(self.run.config)])
+            for view, stage in self.scored(name):
+                out[stage] = markers([view.stage_name(s.name) for s in get_method(name).stages(self.run.config)])
         return out
 
     def execute(self) -> dict[str, Any]:
@@ -181,7 +198,8 @@ class MetaEvaluation:
             current = {**asdict(self.settings), "seed": self.seed, "run_dir": str(self.run.dir.resolve())}
             self.runner.check_settings(current, asdict(MetaSettings()), _settings_metadata(), name="meta_config.json")
             # each score stage depends on the suite and its own method's models only
-            self.runner.run(self.stages(), inputs=self.inputs(), independent=[f"score-{m}" for m in self.methods()])
+            self.runner.run(self.stages(), inputs=self.inputs(),
+                            independent=[stage for m in self.methods() for _, stage in self.scored(m)])
             return self.write_report()
 
     # ----------------------------------------------------------------- report
@@ -193,6 +211,10 @@ class MetaEvaluation:
                                  read_json(self.dir / "suite_skips.json"), methods,
                                  {**asdict(self.settings), "seed": self.seed},
                                  {stage: content["seconds"] for stage, content in markers.items()}, self.families)
+        if len(self.run.seed_views()) > 1:
+            report["seeds"] = {name: seed_aucs(name, {view.config.seed: [row for _, row in read_jsonl(
+                self.score_path(name, view))] for view, _ in self.scored(name)}, self.settings.n_boot, self.seed)
+                for name in self.methods() if len(self.scored(name)) > 1}
         write_meta_report(report, self.dir)
         return report
 
@@ -302,6 +324,7 @@ def render_meta_markdown(report: dict[str, Any]) -> str:
     out.append(markdown_table(["Family", "VARIF §4", "Rows", "Examples skipped"],
                       [[family, info["letter"] or "", str(info["n_rows"]), str(info["n_skipped"])]
                        for family, info in report["families"].items()]))
+    out += render_seed_aucs(report)
     if report.get("timings"):
         out += ["", "## Wall time per stage (s)", ""]
         out.append(markdown_table(["Stage", "Seconds"], [[k, f"{v:.1f}"] for k, v in report["timings"].items()]))
