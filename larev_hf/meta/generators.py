@@ -2,4 +2,4 @@
 
 from larev_hf.lazy import moved
 
-__getattr__ = moved(__name__, "larev_hf.explain.generators", names={"DEFAULT_GENERATORS": "larev_hf.meta.settings"})
+__getattr__ = moved(__name__, "larev_hf.explain.generators", names={"DEFAULT_GENERATORS": "larev_hf.varif.settings"})
