@@ -36,11 +36,8 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from larev_hf import __version__
 from larev_hf.data.baselines import baseline_builder_from_config
@@ -60,6 +57,7 @@ from larev_hf.hub.files import (
     verify_checksums,
 )
 from larev_hf.hub.inputs import build_records
+from larev_hf.hub.scoring import BundleScores, calibrated_scores, ensemble_mean
 from larev_hf.io import DataError, read_json, write_json, write_text
 from larev_hf.methods import Method, exportable_methods, get_method
 
@@ -73,32 +71,6 @@ def _exportable(method: str) -> Method:
         raise ValueError(f"unknown method {method!r}; expected one of {exportable_methods()} (methods with trained "
                          "models and a bundle scorer)")
     return get_method(method)
-
-
-@dataclass
-class BundleScores:
-    """Per-example scores of one ``score`` call (nats) and the settings hash of the bundle that made them."""
-
-    scores: np.ndarray
-    log_p_rationale: np.ndarray
-    log_p_baseline: np.ndarray
-    baselines: list[str] | None
-    hashcode: str
-    #: the bundle's calibrated score (log-odds that people judge the explanation acceptable), when it has a calibration
-    calibrated: np.ndarray | None = None
-
-    @property
-    def mean(self) -> float:
-        """The corpus score: the mean pointwise score (REV eq. 6); NaN for no examples."""
-        return float(np.mean(self.scores)) if len(self.scores) else float("nan")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain Python values: what the ``evaluate`` modules return."""
-        return {"scores": [float(x) for x in self.scores], "mean_score": self.mean,
-                "log_p_rationale": [float(x) for x in self.log_p_rationale],
-                "log_p_baseline": [float(x) for x in self.log_p_baseline],
-                "baselines": self.baselines, "hashcode": self.hashcode,
-                **({"calibrated_scores": [float(x) for x in self.calibrated]} if self.calibrated is not None else {})}
 
 
 # --------------------------------------------------------------------------- the bundle
@@ -128,7 +100,7 @@ class EvaluatorBundle:
 
     def __init__(self, config: BundleConfig, report: dict[str, Any], sources: Mapping[str, str | os.PathLike],
                  device: str | None = None) -> None:
-        expected = {*config.models.values(), config.tokenizer}
+        expected = {*config.model_dirs(), config.tokenizer}
         if set(sources) != expected:
             raise ValueError(f"sources {sorted(sources)}: expected exactly {sorted(expected)}")
         entry = report.get("methods", {}).get(config.method) if isinstance(report, Mapping) else None
@@ -201,13 +173,21 @@ class EvaluatorBundle:
         builder = read_json(builder_path) if builder_path.is_file() else \
             baseline_builder_from_spec(cfg.baseline_builder, cfg.seed).to_config()
         task, label_set = task_and_label_set(run.path("data", "train.jsonl"))
-        sources = {name: run.path("models", name) for name in spec.roles.values()}
-        sources[TOKENIZER_DIR] = run.path(*spec.bundle_tokenizer(cfg))
+        views = run.seed_views()  # a multi-seed run: an ensemble bundle, each further seed's models in seed-<k>/
+        seed_models = {str(v.config.seed): {role: f"seed-{v.config.seed}/{name}" for role, name in spec.roles.items()}
+                       for v in views[1:]}
+        sources = {name: views[0].path("models", name) for name in spec.roles.values()} | {
+            f"seed-{v.config.seed}/{name}": v.path("models", name) for v in views[1:] for name in spec.roles.values()} | {
+            TOKENIZER_DIR: run.path(*spec.bundle_tokenizer(cfg))}
+        if missing := [str(path) for path in sources.values() if not path.is_dir()]:
+            raise FileNotFoundError(f"{run_dir}: {missing[0]} has not finished training; finish the run with the "
+                                    "same `larev-hf run` command")
         config = BundleConfig(
             method=method, task=task, label_set=label_set, reduction=cfg.reduction,
             input_format=spec.bundle_input_format(cfg),
             baseline_builder=builder, models=dict(spec.roles), dataset=cfg.dataset,
             training=read_json(run.path("run_config.json")), files_sha256=checksums(sources),
+            seeds=[v.config.seed for v in views] if seed_models else None, seed_models=seed_models or None,
         )
         return cls(config, report, sources, device=device)
 
@@ -300,7 +280,7 @@ class EvaluatorBundle:
                                   local_files_only=local_files_only)
         config = read_bundle_config(root)
         sources = {}
-        for name in (*config.models.values(), config.tokenizer):
+        for name in (*config.model_dirs(), config.tokenizer):
             if not (root / name).is_dir():
                 raise FileNotFoundError(f"{root}: no {name}/ directory, which {CONFIG_NAME} lists; the bundle is incomplete "
                                         "(export it again with `larev-hf export`)")
@@ -395,16 +375,18 @@ class EvaluatorBundle:
             self._tokenizer = AutoTokenizer.from_pretrained(self.sources[self.config.tokenizer])
         return self._tokenizer
 
-    def model(self, role: str) -> Any:
-        """The evaluator of ``role`` (``"baseline"`` or ``"rationale"``), loaded on first use with
-        :func:`larev_hf.modeling.load_evaluator` (full checkpoints and LoRA adapters alike)."""
+    def model(self, role: str, seed: int | None = None) -> Any:
+        """The evaluator of ``role`` (``"baseline"`` or ``"rationale"``) — of evaluator ``seed`` in an ensemble bundle
+        (default: the first) — loaded on first use with :func:`larev_hf.modeling.load_evaluator` (full checkpoints and
+        LoRA adapters alike)."""
         from larev_hf.modeling import load_evaluator
 
         if role not in self.config.models:
             raise KeyError(f"role {role!r}: a {self.config.method} bundle has the roles {sorted(self.config.models)}")
-        if role not in self._models:
-            self._models[role], _ = load_evaluator(self.sources[self.config.models[role]], device=self.device)
-        return self._models[role]
+        directory = self.config.model_dirs_of(seed)[role]
+        if directory not in self._models:
+            self._models[directory], _ = load_evaluator(self.sources[directory], device=self.device)
+        return self._models[directory]
 
     @property
     def baseline_builder(self) -> Any:
@@ -454,20 +436,17 @@ class EvaluatorBundle:
             progress (`bool`, *optional*, defaults to `False`): show progress bars.
         """
         records = self.records(rationales, labels, inputs, baselines)
-        models = {role: self.model(role) for role in self.config.models}
-        scorer = self.spec.bundle_scorer(models, self.tokenizer, self.config, batch_size)
-        if baselines is not None and not scorer.needs_baselines:
+        scorers = [self.spec.bundle_scorer({role: self.model(role, seed) for role in self.config.models},
+                                           self.tokenizer, self.config, batch_size) for seed in self.config.seeds or [None]]
+        if baselines is not None and not scorers[0].needs_baselines:
             raise ValueError(f"a {self.spec.title} bundle reads the input x, not vacuous baselines: pass no `baselines`")
-        if scorer.needs_baselines:
+        if scorers[0].needs_baselines:
             baselines = list(baselines) if baselines is not None else self.make_baselines(records)
-        result = scorer.score([r["rationale"] for r in records], [r["label"] for r in records], records,
-                              baselines, progress)
-        calibrated = None
-        if self.config.calibration is not None:
-            from larev_hf.hub.calibrated import calibrated_scores
-
-            calibrated = calibrated_scores(self.config.calibration, self.config.method, result.scores, records)
-        return BundleScores(scores=np.asarray(result.scores), log_p_rationale=np.asarray(result.log_p_with_rationale),
-                            log_p_baseline=np.asarray(result.log_p_baseline),
+        results = [scorer.score([r["rationale"] for r in records], [r["label"] for r in records], records, baselines,
+                                progress) for scorer in scorers]
+        scores, log_p_rationale, log_p_baseline, seed_scores = ensemble_mean(results)
+        calibrated = None if self.config.calibration is None else \
+            calibrated_scores(self.config.calibration, self.config.method, scores, records)
+        return BundleScores(scores=scores, log_p_rationale=log_p_rationale, log_p_baseline=log_p_baseline,
                             baselines=list(baselines) if baselines is not None else None, hashcode=self.hashcode,
-                            calibrated=calibrated)
+                            calibrated=calibrated, seed_scores=seed_scores)

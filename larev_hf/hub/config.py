@@ -45,6 +45,9 @@ class BundleConfig:
         calibration (`dict`, *optional*): a :class:`~larev_hf.scores.calibration.Calibration` fitted on human
             judgments (``larev-hf human --calibrate``, then ``larev-hf export --calibration``): ``score`` then also
             returns the calibrated score; it reads the method's own score, ``length`` and ``rouge_l`` only.
+        seeds (`list[int]`, *optional*): an ensemble bundle's evaluator seeds (``larev-hf export`` of a run trained with
+            ``--seeds``); the first seed's models are ``models``, every other seed's ``seed_models[str(seed)]``
+            (role → directory); ``score`` returns the mean over seeds and each seed's scores.
         format_version (`int`, *optional*): the bundle layout version.
         library_version (`str`, *optional*): the larev-hf version that wrote the bundle.
     """
@@ -61,6 +64,8 @@ class BundleConfig:
     files_sha256: dict[str, str] = field(default_factory=dict)
     tokenizer: str = TOKENIZER_DIR
     calibration: dict[str, Any] | None = None
+    seeds: list[int] | None = None
+    seed_models: dict[str, dict[str, str]] | None = None
     format_version: int = FORMAT_VERSION
     library_version: str = __version__
 
@@ -85,6 +90,11 @@ class BundleConfig:
         if not (spec.reads_input and self.baseline_builder is None) and (
                 not isinstance(self.baseline_builder, Mapping) or "name" not in self.baseline_builder):
             raise ValueError(f"baseline_builder {self.baseline_builder!r}: expected a builder's to_config() dict")
+        if (self.seeds is None) != (self.seed_models is None) or (self.seeds is not None and (
+                len(self.seeds) < 2 or sorted(self.seed_models) != sorted(str(s) for s in self.seeds[1:])
+                or any(set(m) != roles for m in self.seed_models.values()))):
+            raise ValueError(f"seeds {self.seeds} / seed_models {self.seed_models}: an ensemble bundle lists two or "
+                             "more seeds and, for each after the first, a directory per role")
         if self.calibration is not None:
             from larev_hf.scores.calibration import Calibration
 
@@ -103,8 +113,8 @@ class BundleConfig:
     def from_dict(cls, values: Mapping[str, Any], source: str = CONFIG_NAME) -> BundleConfig:
         """Validate and build; a missing key or a bad value raises a ``ValueError`` naming ``source``."""
         names = [f.name for f in fields(cls)]
-        required = [f.name for f in fields(cls) if f.name not in ("files_sha256", "tokenizer", "calibration",
-                                                                   "format_version", "library_version")]
+        required = [f.name for f in fields(cls) if f.name not in ("files_sha256", "tokenizer", "calibration", "seeds",
+                                                                   "seed_models", "format_version", "library_version")]
         missing = [name for name in required if name not in values]
         if missing:
             raise ValueError(f"{source}: missing key(s) {missing}; expected the keys {names}")
@@ -113,12 +123,25 @@ class BundleConfig:
         except ValueError as error:
             raise ValueError(f"{source}: {error}") from None
 
+    def model_dirs_of(self, seed: int | None = None) -> dict[str, str]:
+        """Role → model directory of evaluator ``seed`` (default, or the first seed: :attr:`models`)."""
+        if seed is None or not self.seeds or seed == self.seeds[0]:
+            return dict(self.models)
+        if str(seed) not in (self.seed_models or {}):
+            raise KeyError(f"seed {seed}: the bundle's evaluator seeds are {self.seeds}")
+        return dict(self.seed_models[str(seed)])
+
+    def model_dirs(self) -> list[str]:
+        """Every model directory of the bundle (each seed's, for an ensemble)."""
+        return [d for seed in (self.seeds or [None]) for d in self.model_dirs_of(seed).values()]
+
     def scoring_settings(self) -> dict[str, Any]:
         """Everything that determines a score: what :attr:`EvaluatorBundle.settings_hash` hashes."""
         return {"method": self.method, "task": self.task, "label_set": self.label_set, "input_format": self.input_format,
                 "reduction": self.reduction, "baseline_builder": self.baseline_builder,
                 "models": dict(self.models), "files_sha256": dict(self.files_sha256),
-                **({"calibration": self.calibration} if self.calibration is not None else {})}
+                **({"calibration": self.calibration} if self.calibration is not None else {}),
+                **({"seed_models": self.seed_models} if self.seed_models is not None else {})}
 
 
 def read_bundle_config(root: str | os.PathLike) -> BundleConfig:

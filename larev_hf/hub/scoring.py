@@ -1,0 +1,81 @@
+"""What a bundle's ``score`` returns (:class:`BundleScores`) and the two ways it goes beyond one evaluator: the mean
+over an ensemble of seeds' evaluators (:func:`ensemble_mean`) and a calibration fitted on human judgments
+(:func:`calibrated_scores`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from larev_hf.hub.config import CALIBRATION_TEXT_FEATURES
+from larev_hf.methods import get_method
+from larev_hf.scores.calibration import Calibration
+
+
+@dataclass
+class BundleScores:
+    """Per-example scores of one ``score`` call (nats) and the settings hash of the bundle that made them.
+
+    An ensemble bundle (several evaluator seeds) scores with each seed's evaluators; ``scores`` and the two
+    log-probabilities are then the means over seeds and ``seed_scores`` holds each seed's scores (``[seeds, n]``).
+    """
+
+    scores: np.ndarray
+    log_p_rationale: np.ndarray
+    log_p_baseline: np.ndarray
+    baselines: list[str] | None
+    hashcode: str
+    #: the bundle's calibrated score (log-odds that people judge the explanation acceptable), when it has a calibration
+    calibrated: np.ndarray | None = None
+    #: each evaluator seed's scores (an ensemble bundle), ``[seeds, examples]``
+    seed_scores: np.ndarray | None = None
+
+    @property
+    def mean(self) -> float:
+        """The corpus score: the mean pointwise score (REV eq. 6); NaN for no examples."""
+        return float(np.mean(self.scores)) if len(self.scores) else float("nan")
+
+    @property
+    def seed_std(self) -> np.ndarray | None:
+        """Per example, the standard deviation (ddof 1) of the seeds' scores: how much retraining moves it."""
+        return None if self.seed_scores is None else np.std(self.seed_scores, axis=0, ddof=1)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python values: what the ``evaluate`` modules return."""
+        out = {"scores": [float(x) for x in self.scores], "mean_score": self.mean,
+               "log_p_rationale": [float(x) for x in self.log_p_rationale],
+               "log_p_baseline": [float(x) for x in self.log_p_baseline],
+               "baselines": self.baselines, "hashcode": self.hashcode}
+        if self.calibrated is not None:
+            out["calibrated_scores"] = [float(x) for x in self.calibrated]
+        if self.seed_scores is not None:
+            out["seed_scores"] = [[float(x) for x in row] for row in self.seed_scores]
+            out["seed_std"] = [float(x) for x in self.seed_std]
+        return out
+
+
+def ensemble_mean(results: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(scores, log_p_rationale, log_p_baseline, seed_scores)`` from one scorer result per seed: the means over seeds
+    of each pointwise score and log-probability (the mean of log-ratios, not of probabilities: it keeps the metric's
+    unit, nats, and its definition as a difference of two log-probabilities); ``seed_scores`` is ``None`` for one
+    seed."""
+    scores = np.stack([np.asarray(r.scores, dtype=np.float64) for r in results])
+    log_r = np.mean([np.asarray(r.log_p_with_rationale, dtype=np.float64) for r in results], axis=0)
+    log_b = np.mean([np.asarray(r.log_p_baseline, dtype=np.float64) for r in results], axis=0)
+    return scores.mean(axis=0), log_r, log_b, scores if len(results) > 1 else None
+
+
+def calibrated_scores(calibration: Mapping[str, Any] | Calibration, method: str, scores: Any,
+                      records: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """The calibrated score of each scored record: ``calibration`` over ``{method: scores, length, rouge_l}`` (the
+    text scores computed by the registered metric baselines, from the records' rationales and inputs)."""
+    calibration = calibration if isinstance(calibration, Calibration) else Calibration.from_dict(calibration)
+    columns: dict[str, Any] = {method: np.asarray(scores, dtype=float)}
+    rationales = {"r": [record["rationale"] for record in records]}
+    for name in CALIBRATION_TEXT_FEATURES:
+        if name in calibration.features:
+            columns[name] = get_method(name).pointwise(None, list(records), rationales, {})["r"]
+    return calibration(columns)
