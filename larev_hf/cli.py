@@ -79,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``larev-hf`` parser; ``run``'s flags are generated from the settings dataclasses (:mod:`larev_hf.config`)."""
     from larev_hf.config import add_run_arguments
     from larev_hf.explain.nli import add_nli_train_arguments
-    from larev_hf.meta.settings import FrameSettings, HumanSettings, MetaSettings
+    from larev_hf.frame.settings import FrameSettings
+    from larev_hf.meta.settings import HumanSettings, MetaSettings
     from larev_hf.methods import exportable_methods
     from larev_hf.methods.settings import add_dataclass_arguments
     from larev_hf.varif.settings import VarifSettings
@@ -250,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "varif":
             return _varif(args, progress)
         if args.command == "frame":
-            from larev_hf.meta.frame_run import frame_main
+            from larev_hf.frame.run import frame_main
 
             return frame_main(args, progress)
         if args.command == "nli-train":

@@ -1,7 +1,7 @@
 """What VARIF's and FRAME's runs share: settings, a run directory with its stage runner, and the data split files.
 
 Both ``larev-hf varif`` (:class:`~larev_hf.varif.run.VarifRun`) and ``larev-hf frame``
-(:class:`~larev_hf.meta.frame_run.FrameRun`) read one dataset's train and test splits into ``data/{split}.jsonl``
+(:class:`~larev_hf.frame.run.FrameRun`) read one dataset's train and test splits into ``data/{split}.jsonl``
 (their ``data`` stage), then train and score models in resumable stages (:class:`~larev_hf.runner.StageRunner`).
 """
 
