@@ -127,3 +127,26 @@ def test_an_ensemble_bundle_scores_the_mean_of_its_seeds_through_evaluate_load(s
     assert out["scores"] == pytest.approx(np.mean(own, axis=0).tolist(), abs=1e-5)
     assert np.array(out["seed_scores"]) == pytest.approx(np.array(own), abs=1e-5)
     assert out["seed_std"] == pytest.approx(np.std(own, axis=0, ddof=1).tolist(), abs=1e-5)
+
+
+def test_human_agreement_per_seed_and_for_the_ensemble(seed_run: Path, tmp_path: Path) -> None:
+    from larev_hf.io import read_jsonl, write_jsonl
+    from larev_hf.meta import human_evaluate
+
+    run = Run.load(seed_run, progress=False)
+    lines = [{"id": r["id"], "question": r["question"], "choices": r["choices"], "label": r["label"], "rationale": text,
+              "acceptable": value} for r in run.split_records("test")
+             for text, value in ((r["rationale"], 1.0), (f"The answer is {r['label']}.", 0.0))]
+    write_jsonl(tmp_path / "judged.jsonl", lines)
+    report = human_evaluate(seed_run, tmp_path / "judged.jsonl", tmp_path / "h", progress=False, methods=["larev"],
+                            n_boot=20)
+    assert list(report["metrics"]) == ["larev", "larev@seed1", "larev@seed2", "larev@ensemble"]
+    seeds = [{row["id"]: row["score"] for _, row in read_jsonl(path)}
+             for path in (tmp_path / "h" / "scores" / "larev.jsonl", *sorted((tmp_path / "h" / "scores").glob(
+                 "seed-*/larev.jsonl")))]
+    ids = [f"{line['id']}#{k % 2}" for k, line in enumerate(lines)]
+    from larev_hf.meta import pairwise_agreement
+
+    ensemble = np.mean([[s[i] for i in ids] for s in seeds], axis=0)
+    expected = pairwise_agreement(ensemble, [line["acceptable"] for line in lines], [line["id"] for line in lines])[0]
+    assert report["human"]["acceptable"]["metrics"]["larev@ensemble"]["pairwise"]["value"] == pytest.approx(expected)

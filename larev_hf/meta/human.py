@@ -76,7 +76,8 @@ class HumanEvaluation:
         asked = list(self.settings.methods) or list(self.run.config.methods)
         for name in asked:
             get_method(name)  # an unknown name raises, listing the known ones
-            if missing := self.run.missing_stages(name):
+            if missing := [view.stage_name(stage) for view in self.run.seed_views()
+                           for stage in view.missing_stages(name)]:
                 raise ValueError(f"method {name!r}: its stages {missing} have not finished in {self.run.dir}; "
                                  f"run `larev-hf run --method {name}` with the run's settings first")
         if self.settings.methods:
@@ -109,10 +110,11 @@ class HumanEvaluation:
     def records(self) -> list[dict[str, Any]]:
         return [row for _, row in read_jsonl(self.dir / "judged.jsonl")]
 
-    def score_method(self, name: str) -> list[dict[str, Any]]:
-        """One score per explanation under ``name``: a single pass, every explanation a record with its own label."""
+    def score_method(self, name: str, run: Run | None = None) -> list[dict[str, Any]]:
+        """One score per explanation under ``name`` with ``run``'s models (default: the run's ``--seed``; another
+        evaluator seed's view): a single pass, every explanation a record with its own label."""
         records = self.records()
-        run = self.run
+        run = run or self.run
         if self.settings.reduction and self.settings.reduction != run.config.reduction:
             run = copy.copy(run)  # the same models, scored with another label-token reduction
             run.config = run.config.replace(reduction=self.settings.reduction)
@@ -120,11 +122,17 @@ class HumanEvaluation:
         return [{"id": r["id"], "instance": r["instance"], "score": float(value)}
                 for r, value in zip(records, scores["judged"], strict=True)]
 
+    def scored(self, name: str) -> list[tuple[Run, str, Path]]:
+        """``(view, stage, scores file)`` per evaluator seed scoring ``name`` (one for a model-free baseline)."""
+        views = self.run.seed_views() if get_method(name).stages(self.run.config) else [self.run]
+        return [(view, view.stage_name(f"score-{name}"), self.dir.joinpath(
+            "scores", *([] if view is views[0] else [f"seed-{view.config.seed}"]), f"{name}.jsonl")) for view in views]
+
     def stages(self) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = [("judged", self.stage_judged)]
         for name in self.methods():
-            out.append((f"score-{name}", lambda name=name: write_jsonl(self.dir / "scores" / f"{name}.jsonl",
-                                                                      self.score_method(name))))
+            out += [(stage, lambda name=name, view=view, path=path: write_jsonl(path, self.score_method(name, view)))
+                    for view, stage, path in self.scored(name)]
         return out
 
     def inputs(self) -> dict[str, Any]:
@@ -135,7 +143,8 @@ class HumanEvaluation:
         out: dict[str, Any] = {"judged": [file_sha256(self.settings.judgments), markers(["data"]),
                                           self.numeric_columns()]}
         for name in self.methods():
-            out[f"score-{name}"] = markers([stage.name for stage in get_method(name).stages(self.run.config)])
+            for view, stage, _ in self.scored(name):
+                out[stage] = markers([view.stage_name(s.name) for s in get_method(name).stages(self.run.config)])
         return out
 
     def execute(self) -> dict[str, Any]:
@@ -148,18 +157,25 @@ class HumanEvaluation:
                        "run_dir": str(self.run.dir.resolve())}
             metadata = {f.name: dict(f.metadata) for f in fields(HumanSettings)}
             self.runner.check_settings(current, asdict(HumanSettings()), metadata, name="human_config.json")
-            self.runner.run(self.stages(), inputs=self.inputs(), independent=[f"score-{m}" for m in methods])
+            self.runner.run(self.stages(), inputs=self.inputs(),
+                            independent=[stage for m in methods for _, stage, _ in self.scored(m)])
             return self.write_report(methods)
 
     # ----------------------------------------------------------------- report
     def score_columns(self, methods: Sequence[str]) -> dict[str, np.ndarray]:
-        """Metric → one score per judged explanation (file order), higher = better: the methods', then the file's
-        baseline columns with their direction applied."""
+        """Metric → one score per judged explanation (file order), higher = better: the methods' (with several
+        evaluator seeds: the first seed's, then ``<method>@seed<k>`` for the others and ``<method>@ensemble``, the mean
+        over seeds), then the file's baseline columns with their direction applied."""
         records = self.records()
         out = {}
         for name in methods:
-            by_id = {row["id"]: row["score"] for _, row in read_jsonl(self.dir / "scores" / f"{name}.jsonl")}
-            out[name] = np.array([by_id[r["id"]] for r in records])
+            seeds = []
+            for k, (view, _, path) in enumerate(self.scored(name)):
+                by_id = {row["id"]: row["score"] for _, row in read_jsonl(path)}
+                seeds.append(np.array([by_id[r["id"]] for r in records]))
+                out[name if k == 0 else f"{name}@seed{view.config.seed}"] = seeds[-1]
+            if len(seeds) > 1:
+                out[f"{name}@ensemble"] = np.mean(seeds, axis=0)
         for column, sign in self.baseline_columns.items():
             out[column] = sign * np.array([r["numbers"][column] for r in records])
         return out
@@ -191,8 +207,10 @@ class HumanEvaluation:
         records = self.records()
         columns = self.score_columns(methods)
         halves = instance_half([r["instance"] for r in records], self.settings.split_seed)
-        kinds = {name: get_method(name).kind for name in methods} | {c: "column" for c in self.baseline_columns}
-        titles = {name: get_method(name).title for name in methods} | {
+        kinds = {name: get_method(name.split("@")[0]).kind for name in columns if name not in self.baseline_columns} | {
+            c: "column" for c in self.baseline_columns}
+        titles = {name: get_method(name.split("@")[0]).title + (f" ({name.split('@')[1]})" if "@" in name else "")
+                  for name in columns if name not in self.baseline_columns} | {
             c: f"{c} ({'lower' if s < 0 else 'higher'} = better)" for c, s in self.baseline_columns.items()}
         if self.settings.calibrate:
             columns["calibrated"] = self.calibrated_column(records, columns, halves)
