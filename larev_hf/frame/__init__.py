@@ -1,9 +1,11 @@
 """FRAME: the axioms of rationale-label consistency metrics (Chan et al., 2022; ``papers/frame.txt``; docs/frame.md).
 
-- :mod:`~larev_hf.frame.meta_metrics`: Φ, MAR, ASD, SCV, NRG, the perturbations Ψe, Ψc and the paper's tables
-  (numpy only);
-- :mod:`~larev_hf.frame.run`: ``larev-hf frame`` (:class:`~larev_hf.frame.run.FrameRun`), its settings
-  (:mod:`~larev_hf.frame.settings`, torch-free) and report (:mod:`~larev_hf.frame.report`);
+- :mod:`~larev_hf.frame.meta_metrics`: Φ, MAR, ASD, SCV, NRG, the perturbations Ψe, Ψc and the paper's tables, and
+  :mod:`~larev_hf.frame.seeds`: one seed's results and their aggregate over the seeds (both numpy only);
+- :mod:`~larev_hf.frame.run`: ``larev-hf frame`` (:class:`~larev_hf.frame.run.FrameRun`, its settings in
+  :mod:`~larev_hf.frame.settings`, torch-free) as stages (:mod:`~larev_hf.frame.stages`): the task models F and their
+  variants (:mod:`~larev_hf.frame.variants`), the simulators G and H (:mod:`~larev_hf.frame.simulators`), the axioms'
+  predictions, the library's scores; the report (:mod:`~larev_hf.frame.report`);
 - :mod:`~larev_hf.frame.library`: the library's own metrics through the same axioms.
 
 The task model F and the choice log-probabilities its simulators read with are shared with VARIF
@@ -18,6 +20,10 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "AXIOM_META_METRICS", "NLI_PARAPHRASES", "QA_PREFIXES", "asd", "contrastive_perturbation",
         "equivalent_perturbation", "mar", "noisy_labels", "nrg", "phi", "scv"
     ),
-    "run": ("FrameRun", "RLC_METRICS", "SimulatorPair", "Simulators", "aggregate_seeds", "seed_results"),
-    "report": ("plot_axioms", "render_frame_markdown"),
+    "seeds": ("aggregate_seeds", "axiom_nrg", "seed_results"),
+    "variants": ("BASE", "Variant", "rationale_texts", "rationale_types", "train_subset", "variant_plan"),
+    "simulators": ("SimulatorPair", "Simulators", "generate_labels", "h_training_rationales"),
+    "stages": ("FrameStage", "frame_stages"),
+    "run": ("FrameRun", "RLC_METRICS", "frame_main"),
+    "report": ("plot_axioms", "render_frame_markdown", "write_frame_report"),
 })

@@ -1,15 +1,17 @@
-"""FRAME's report: tables 1-3 in markdown (rows: metrics; cells: mean ± std over seeds; the NRG) and the NRG plot,
-rendered from ``frame_report.json``'s content (:meth:`larev_hf.frame.run.FrameRun.write_report`)."""
+"""FRAME's report: gathered from a run's evaluations (:func:`write_frame_report`: each seed's results, their
+aggregate over the seeds, the library metrics' rows), then tables 1-3 in markdown (rows: metrics; cells: mean ± std
+over seeds; the NRG) and the NRG plot, rendered from ``frame_report.json``'s content."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
-from larev_hf.frame.library import LIBRARY_COLUMNS, PERCENT_UNITS
+from larev_hf.frame.library import LIBRARY_COLUMNS, PERCENT_UNITS, aggregate_library, library_seed_results
 from larev_hf.frame.meta_metrics import (
     AXIOM_TITLES,
     METRIC_NAMES,
@@ -17,8 +19,13 @@ from larev_hf.frame.meta_metrics import (
     PAPER_DATASETS,
     PAPER_TABLES,
     RATIONALE_NAMES,
+    RATIONALES,
     TABLE_COLUMNS,
+    seed_summary,
 )
+from larev_hf.frame.seeds import aggregate_seeds, seed_results
+from larev_hf.frame.variants import BASE, rationale_types
+from larev_hf.io import read_json, read_jsonl, write_json, write_text
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -229,3 +236,96 @@ def plot_axioms(report: Mapping[str, Any], path: str | os.PathLike) -> None:
     save_figure(fig, path)
 
 
+# ---------------------------------------------------------------------- the report of a run
+def seed_report(run: Any, seed: int) -> dict[str, Any]:
+    """One finished seed's results (also written to ``results/seed<s>.json``)."""
+    variants, factors = run.plan()
+    s = run.settings
+    evaluations = {metric: {v.name: [row for _, row in read_jsonl(run.evaluation_path(metric, v.name, seed))]
+                            for v in variants} for metric in s.metrics}
+    results = seed_results(evaluations, factors, s.axioms, s.scv_denominator, s.n_boot, seed)
+    results["seed"] = seed
+    results["task_model"] = {}
+    for v in variants:
+        training = read_json(run.task_dir(v.name, seed) / "training.json")
+        results["task_model"][v.name] = {key: training[key] for key in (
+            "backbone", "train_share", "noise_share", "n_trained", "train_accuracy", "test_accuracy", "repaired")}
+        results["task_model"][v.name]["n_flipped"] = len(training["flipped_ids"])
+    for metric in s.metrics:
+        if metric == "f_gold":
+            rows = evaluations[metric][BASE]
+            results["metrics"][metric]["repaired"] = {kind: int(sum(row["repaired"][kind] for row in rows))
+                                                     for kind in rows[0]["repaired"]}
+    write_json(run.dir / "results" / f"seed{seed}.json", results)
+    return results
+
+
+def library_report(run: Any, seeds: Sequence[int]) -> dict[str, Any]:
+    """The library metrics' rows of tables 1-3 over the seeds whose ``library`` stage has finished."""
+    from larev_hf.methods import get_method
+
+    s = run.settings
+    variants, factors = run.plan()
+    methods = run.library_methods()
+    units = {m: get_method(m).unit for m in methods}
+    per_seed = {}
+    for seed in seeds:
+        rows = {m: {v.name: [row for _, row in read_jsonl(run.library_path(m, v.name, seed))] for v in variants}
+                for m in methods}
+        per_seed[seed] = library_seed_results(rows, units, factors, s.axioms, s.scv_denominator, s.n_boot, seed)
+        write_json(run.dir / "results" / f"library_seed{seed}.json", per_seed[seed])
+    report = aggregate_library(per_seed, {m: get_method(m).title for m in methods}, units, s.axioms)
+    report["run"] = str(run.library_run().dir)
+    report["backbone"] = run.library_run().config.backbone
+    return report
+
+
+def write_frame_report(run: Any) -> dict[str, Any]:
+    """Every finished seed's results (``results/seed<s>.json``) and the report over the seeds (``frame_report.json``,
+    ``frame_report.md``, ``frame_axioms.png``), rebuilt from the evaluations; returns the report."""
+    s = run.settings
+    variants, factors = run.plan()
+    seeds = [seed for seed in s.seed_values() if run.runner.is_done(f"axioms-s{seed}")]
+    per_seed = {seed: seed_report(run, seed) for seed in seeds}
+    report: dict[str, Any] = {
+        "dataset": s.dataset, "settings": asdict(s), "seeds": seeds,
+        "n_train": len(run.records("train")), "n_test": len(run.records("test")),
+        "metrics": {m: METRIC_NAMES[m] for m in s.metrics},
+        "stand_ins": {
+            "F (T5-Base)": s.task_backbone,
+            "pretrained G, H (T5-Base; GH-GOLD, GH-PRED)": s.pretrained_simulator,
+            "non-pretrained G, H (NP-GH-PRED)": s.scratch_simulator,
+            "capacity (T5-Small / Base / Large)": list(s.capacity_backbones) if "3" in s.axioms else None,
+        },
+        "variants": {v.name: {**asdict(v), "factors": [f for f, names in factors.items() if v.name in names]}
+                     for v in variants},
+        "factors": factors,
+    }
+    if per_seed:
+        report.update(aggregate_seeds(per_seed, s.metrics, s.axioms))
+        report["task_model"] = {v.name: {key: seed_summary([per_seed[x]["task_model"][v.name][key] for x in seeds])
+                                         for key in ("test_accuracy", "train_accuracy")} for v in variants}
+        base_rationales = [k for k in RATIONALES if k in rationale_types(s.axioms, True)]
+        report["accuracy"] = {m: {"control": seed_summary([per_seed[x]["metrics"][m]["accuracy"][BASE]["control"]
+                                                       for x in seeds]),
+                                  "treatment": {k: seed_summary([per_seed[x]["metrics"][m]["accuracy"][BASE]["treatment"][k]
+                                                             for x in seeds]) for k in base_rationales}}
+                              for m in s.metrics}
+        if "3" in s.axioms:
+            report["phi_by_variant"] = {m: {v.name: seed_summary([per_seed[x]["metrics"][m]["phi_by_variant"][v.name]
+                                                              for x in seeds]) for v in variants}
+                                        for m in s.metrics}
+        report["phi_reference_ci95"] = {m: {str(x): per_seed[x]["metrics"][m]["phi_reference_ci95"] for x in seeds}
+                                        for m in s.metrics}
+    if per_seed:
+        report["paper"] = paper_comparison(report)
+    library_seeds = [seed for seed in seeds if run.runner.is_done(f"library-s{seed}")]
+    if run.settings.library_run is not None and library_seeds:
+        report["library"] = library_report(run, library_seeds)
+    markers = run.runner.markers()
+    report["stage_seconds"] = {name: markers[name]["seconds"] for name, _ in run.stages() if name in markers}
+    write_json(run.dir / "frame_report.json", report)
+    write_text(run.dir / "frame_report.md", render_frame_markdown(report))
+    if per_seed:
+        plot_axioms(report, run.dir / "frame_axioms.png")
+    return report
