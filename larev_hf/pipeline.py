@@ -28,7 +28,7 @@ from larev_hf.data import (
 )
 from larev_hf.data.variants import build_variants
 from larev_hf.io import DataError, file_sha256, read_json, read_jsonl, write_json, write_jsonl
-from larev_hf.methods import Stage, get_method
+from larev_hf.methods import Stage, get_method, method_names
 from larev_hf.modeling import build_model, build_tokenizer, check_backbone, is_preset, load_evaluator
 from larev_hf.report import separation_title, write_report
 from larev_hf.runner import StageRunner
@@ -71,6 +71,25 @@ class Run:
     def seed_views(self) -> list[Run]:
         """One view per evaluator seed (``--seeds``, or ``--seed`` alone), in order."""
         return [self.for_seed(seed) for seed in self.config.evaluator_seeds]
+
+    def scoring_views(self, method: str) -> list[Run]:
+        """The views that score ``method`` for a meta-evaluation: every evaluator seed's, or the run alone for a
+        method without trained models (a metric baseline gives one score whatever the seed)."""
+        return self.seed_views() if get_method(method).stages(self.config) else [self]
+
+    def methods_to_score(self, asked: list[str], what: str = "this evaluation") -> list[str]:
+        """``asked`` (each checked to be trained in every evaluator seed), or, when empty, the run's methods and every
+        metric baseline whose models are trained: what ``larev-hf meta`` and ``larev-hf human`` score."""
+        for name in asked or self.config.methods:
+            get_method(name)  # an unknown name raises, listing the known ones
+            if missing := [view.stage_name(stage) for view in self.seed_views() for stage in view.missing_stages(name)]:
+                raise ValueError(f"method {name!r}: its stages {missing} have not finished in {self.dir}; {what} "
+                                 f"reuses trained evaluators (run `larev-hf run --method {name}` with the run's "
+                                 "settings first)")
+        if asked:
+            return list(asked)
+        return list(self.config.methods) + [name for name in method_names() if get_method(name).kind == "baseline"
+                                            and name not in self.config.methods and not self.missing_stages(name)]
 
     def stage_name(self, name: str) -> str:
         """The marker name of stage ``name`` in this view (shared stages keep theirs)."""

@@ -45,7 +45,7 @@ from larev_hf.meta.suite import (
     load_user_family,
     register_family,
 )
-from larev_hf.methods import get_method, method_names
+from larev_hf.methods import get_method
 from larev_hf.pipeline import Run, baseline_builder_from_spec
 from larev_hf.report import markdown_table, save_figure, variant_title
 from larev_hf.runner import StageRunner
@@ -85,18 +85,7 @@ class MetaEvaluation:
 
     def methods(self) -> list[str]:
         """The methods to score: the asked ones, or the run's and every baseline whose stages have finished."""
-        asked = list(self.settings.methods) or list(self.run.config.methods)
-        for name in asked:
-            get_method(name)  # an unknown name raises, listing the known ones
-            if missing := [view.stage_name(stage) for view in self.run.seed_views()
-                           for stage in view.missing_stages(name)]:
-                raise ValueError(f"method {name!r}: its stages {missing} have not finished in {self.run.dir}; the "
-                                 f"meta-evaluation reuses trained evaluators (run `larev-hf run --method {name}` with "
-                                 "the run's settings first)")
-        if self.settings.methods:
-            return asked
-        return asked + [name for name in method_names() if get_method(name).kind == "baseline"
-                        and name not in asked and not self.run.missing_stages(name)]
+        return self.run.methods_to_score(list(self.settings.methods), "the meta-evaluation")
 
     def check(self) -> None:
         """Refuse bad settings before anything is written."""
@@ -165,8 +154,7 @@ class MetaEvaluation:
     def scored(self, name: str) -> list[tuple[Run, str]]:
         """``(view, stage name)`` of each evaluator seed that scores method ``name``: one (the run's) for a metric
         baseline without trained models, one per seed otherwise."""
-        views = self.run.seed_views() if get_method(name).stages(self.run.config) else [self.run]
-        return [(view, view.stage_name(f"score-{name}")) for view in views]
+        return [(view, view.stage_name(f"score-{name}")) for view in self.run.scoring_views(name)]
 
     def stages(self) -> list[tuple[str, Any]]:
         stages: list[tuple[str, Any]] = [("suite", self.stage_suite)]

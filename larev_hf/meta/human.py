@@ -34,7 +34,7 @@ from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_js
 from larev_hf.meta.human_stats import STATISTICS, agreement_table, difference
 from larev_hf.meta.judgments import instance_half, load_judgments
 from larev_hf.meta.settings import HumanSettings
-from larev_hf.methods import get_method, method_names
+from larev_hf.methods import get_method
 from larev_hf.pipeline import Run, baseline_builder_from_spec
 from larev_hf.report import markdown_table, save_figure
 from larev_hf.runner import StageRunner
@@ -73,17 +73,7 @@ class HumanEvaluation:
 
     def methods(self) -> list[str]:
         """The asked methods, or the run's and every metric baseline whose stages have finished."""
-        asked = list(self.settings.methods) or list(self.run.config.methods)
-        for name in asked:
-            get_method(name)  # an unknown name raises, listing the known ones
-            if missing := [view.stage_name(stage) for view in self.run.seed_views()
-                           for stage in view.missing_stages(name)]:
-                raise ValueError(f"method {name!r}: its stages {missing} have not finished in {self.run.dir}; "
-                                 f"run `larev-hf run --method {name}` with the run's settings first")
-        if self.settings.methods:
-            return asked
-        return asked + [name for name in method_names() if get_method(name).kind == "baseline"
-                        and name not in asked and not self.run.missing_stages(name)]
+        return self.run.methods_to_score(list(self.settings.methods), "the human-agreement evaluation")
 
     def numeric_columns(self) -> list[str]:
         return list(dict.fromkeys([*self.settings.human_columns, *self.baseline_columns]))
@@ -124,7 +114,7 @@ class HumanEvaluation:
 
     def scored(self, name: str) -> list[tuple[Run, str, Path]]:
         """``(view, stage, scores file)`` per evaluator seed scoring ``name`` (one for a model-free baseline)."""
-        views = self.run.seed_views() if get_method(name).stages(self.run.config) else [self.run]
+        views = self.run.scoring_views(name)
         return [(view, view.stage_name(f"score-{name}"), self.dir.joinpath(
             "scores", *([] if view is views[0] else [f"seed-{view.config.seed}"]), f"{name}.jsonl")) for view in views]
 
