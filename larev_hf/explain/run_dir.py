@@ -2,12 +2,15 @@
 
 Both ``larev-hf varif`` (:class:`~larev_hf.varif.run.VarifRun`) and ``larev-hf frame``
 (:class:`~larev_hf.frame.run.FrameRun`) read one dataset's train and test splits into ``data/{split}.jsonl``
-(their ``data`` stage), then train and score models in resumable stages (:class:`~larev_hf.runner.StageRunner`).
+(their ``data`` stage), then train and score models in resumable stages (:class:`~larev_hf.runner.StageRunner`):
+:meth:`MetaRunDirectory.execute` checks the settings against a resumed run's, runs the stages and writes the report.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +19,12 @@ from larev_hf.runner import StageRunner
 
 
 class MetaRunDirectory:
-    """A meta-evaluation run over one dataset: ``settings`` must have ``dataset``, ``data_dir``,
-    ``max_train_examples`` and ``max_eval_examples``."""
+    """A meta-evaluation run over one dataset: ``settings`` (a dataclass) must have ``dataset``, ``data_dir``,
+    ``max_train_examples`` and ``max_eval_examples``. A subclass defines ``check()``, ``stages()``, ``inputs()`` and
+    ``write_report()`` and names the file its settings are saved to (:attr:`config_name`)."""
+
+    #: The file the settings are saved to, and checked against when a run resumes.
+    config_name = "config.json"
 
     def __init__(self, settings: Any, output_dir: str | os.PathLike, progress: bool = True) -> None:
         self.settings = settings
@@ -39,6 +46,24 @@ class MetaRunDirectory:
         for split, limit in (("train", s.max_train_examples), ("test", s.max_eval_examples)):
             write_jsonl(self.dir / "data" / f"{split}.jsonl",
                         list(load_examples(s.dataset, s.data_dir, split, max_examples=limit)))
+
+    def independent_stages(self) -> list[str]:
+        """Stages whose external inputs affect only themselves (:meth:`~larev_hf.runner.StageRunner.fingerprints`)."""
+        return []
+
+    def drop_outputs(self, stale: Sequence[str]) -> None:
+        """Delete what invalidated stages wrote, so they really rerun (nothing by default)."""
+
+    def execute(self) -> dict[str, Any]:
+        """Run (or resume) every stage and write the report; returns the report's content."""
+        self.check()
+        with self.runner.lock():
+            settings_class = type(self.settings)
+            metadata = {f.name: dict(f.metadata) for f in fields(settings_class)}
+            self.runner.check_settings(asdict(self.settings), asdict(settings_class()), metadata, name=self.config_name)
+            self.runner.run(self.stages(), inputs=self.inputs(), on_invalidate=self.drop_outputs,
+                            independent=self.independent_stages())
+            return self.write_report()
 
     def records(self, split: str) -> list[dict[str, Any]]:
         """The records the ``data`` stage wrote for ``split`` (read once)."""

@@ -57,7 +57,6 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, fields
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -81,6 +80,7 @@ class FrameRun(MetaRunDirectory):
     """One FRAME meta-evaluation (see the module docstring)."""
 
     settings: FrameSettings
+    config_name = "frame_config.json"
 
     # ------------------------------------------------------------------ inputs
     def check(self) -> None:
@@ -219,7 +219,8 @@ class FrameRun(MetaRunDirectory):
         """The stages in order, as the stage runner takes them (:func:`~larev_hf.frame.stages.frame_stages`)."""
         return [(stage.name, partial(stage.run, self)) for stage in frame_stages(self)]
 
-    def library_stage_names(self) -> list[str]:
+    def independent_stages(self) -> list[str]:
+        """The ``library-s<seed>`` stages: adding ``--library-run`` to a finished run scores only them."""
         return [f"library-s{seed}" for seed in self.settings.seed_values()] if self.settings.library_run else []
 
     def drop_outputs(self, stale: Sequence[str]) -> None:
@@ -244,19 +245,9 @@ class FrameRun(MetaRunDirectory):
             methods = self.library_methods()
             markers = {m: [read_json(run.runner.marker(stage.name)) for stage in get_method(m).stages(run.config)]
                        for m in methods}
-            for name in self.library_stage_names():
+            for name in self.independent_stages():
                 out[name] = {"run": str(run.dir.resolve()), "methods": methods, "markers": markers}
         return out
-
-    def execute(self) -> dict[str, Any]:
-        """Run (or resume) every stage and write the report; returns ``frame_report.json``'s content."""
-        self.check()
-        with self.runner.lock():
-            metadata = {f.name: dict(f.metadata) for f in fields(FrameSettings)}
-            self.runner.check_settings(asdict(self.settings), asdict(FrameSettings()), metadata, name="frame_config.json")
-            self.runner.run(self.stages(), inputs=self.inputs(), on_invalidate=self.drop_outputs,
-                            independent=self.library_stage_names())
-            return self.write_report()
 
     def write_report(self) -> dict[str, Any]:
         """The report over the finished seeds (:func:`~larev_hf.frame.report.write_frame_report`)."""

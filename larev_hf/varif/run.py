@@ -16,7 +16,8 @@ a rerun resumes, :class:`~larev_hf.runner.StageRunner`):
    its explanations of the test inputs and of their perturbations (``explanations/<name>.jsonl``) and its
    per-example R, I, I unmasked, S, the detector's log p_d(y | r) and log p_d(y | r⁻) (``scores/<name>.jsonl``).
 
-The report (``varif_report.json``, ``varif_report.md``, ``frontier.png``) is rebuilt on every call (seconds).
+The report (``varif_report.json``, ``varif_report.md``, ``frontier.png``) is rebuilt on every call (seconds;
+:mod:`larev_hf.varif.report`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from dataclasses import asdict, fields
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,7 @@ class VarifRun(MetaRunDirectory):
     """One VARIF comparison (see the module docstring)."""
 
     settings: VarifSettings
+    config_name = "varif_config.json"
 
     # ------------------------------------------------------------------ inputs
     def check(self) -> None:
@@ -237,15 +239,9 @@ class VarifRun(MetaRunDirectory):
                 out[f"generator-{generator_name(spec)}"] = file_sha256(spec.split("jsonl:", 1)[1])
         return out
 
-    def execute(self) -> dict[str, Any]:
-        """Run (or resume) every stage and write the report; returns ``varif_report.json``'s content."""
-        self.check()
-        with self.runner.lock():
-            metadata = {f.name: dict(f.metadata) for f in fields(VarifSettings)}
-            self.runner.check_settings(asdict(self.settings), asdict(VarifSettings()), metadata, name="varif_config.json")
-            generators = [f"generator-{generator_name(spec)}" for spec in self.settings.generators]
-            self.runner.run(self.stages(), inputs=self.inputs(), independent=generators)
-            return self.write_report()
+    def independent_stages(self) -> list[str]:
+        """The ``generator-<name>`` stages: adding a generator to a finished run measures only it."""
+        return [f"generator-{generator_name(spec)}" for spec in self.settings.generators]
 
     # ------------------------------------------------------------------ report
     def write_report(self) -> dict[str, Any]:
