@@ -47,8 +47,12 @@ def moved(old: str, new: str | Sequence[str], *, names: Mapping[str, str] | None
         for home in ([names[name]] if names and name in names else homes):
             module = importlib.import_module(home)
             if hasattr(module, name):
-                warn_moved(f"{old}.{name}", f"{home}.{name}", stacklevel=3)
-                return getattr(module, name)
+                value = getattr(module, name)
+                owner = getattr(value, "__module__", None)  # a function or class: the module that defines it
+                if not (isinstance(owner, str) and getattr(sys.modules.get(owner), name, None) is value):
+                    owner = home
+                warn_moved(f"{old}.{name}", f"{owner}.{name}", stacklevel=3)
+                return value
         raise AttributeError(f"module {old!r} has no attribute {name!r}")
 
     return __getattr__
