@@ -6,7 +6,8 @@ The layers, bottom-up; no module imports one above it (``docs/architecture.md``)
 ``scores`` (CVI scores, summaries, LAS/RQ arithmetic) → ``leakage`` / ``training`` / ``rora`` (attributions,
 environments, trainers, the simulator, RoRA's machinery) → ``methods`` (one module per metric and the registry) →
 ``report`` (tables and plots of a report dict) → ``config`` / ``runner`` / ``pipeline`` (settings per concern, the
-generic stage runner, the run) → ``hub`` / ``metric`` / ``meta`` (bundles, ``evaluate`` modules, meta-evaluation) →
+generic stage runner, the run) → ``hub`` / ``metric`` (bundles, ``evaluate`` modules) → ``meta`` (VARSuite and
+agreement with people) → ``explain`` (what VARIF and FRAME share) → ``varif`` / ``frame`` →
 ``cli`` (the ``larev-hf`` command).
 """
 
