@@ -1,16 +1,16 @@
-"""Meta-evaluation of rationale metrics: the VARSuite adversarial families and the statistics that
-check whether a metric ranks gold rationales above them (VARIF proposal §4-§6).
+"""Which metric to trust: the VARSuite adversarial families, the statistics that check whether a metric ranks gold
+rationales above them (VARIF proposal §4-§6), and agreement with human judgments of real explanations.
 
-The suite and the statistics depend only on :mod:`larev_hf.data`, :mod:`larev_hf.io`, numpy and scipy;
-:mod:`larev_hf.meta.evaluation` (``meta_evaluate``, ``MetaEvaluation``: scoring a trained run's methods on the suite)
-sits above the run, as does :mod:`larev_hf.meta.human` (``human_evaluate``: agreement with human judgments of
-explanations, its statistics in :mod:`~larev_hf.meta.human_stats`, the judged files in
-:mod:`~larev_hf.meta.judgments`); :mod:`larev_hf.meta.frame` holds FRAME's meta-metrics (MAR, ASD, SCV, NRG) and perturbations,
-:mod:`larev_hf.meta.varif` VARIF's arithmetic, :mod:`larev_hf.meta.task_model` the self-rationalizing task model;
-VARIF's models and run: :mod:`~larev_hf.meta.generators` (the explanation methods compared),
-:mod:`~larev_hf.meta.perturb` (P(x)), :mod:`~larev_hf.meta.nli` (the NLI judge), :mod:`~larev_hf.meta.lcig` (LC-IG),
-:mod:`~larev_hf.meta.specificity` (S) and :mod:`~larev_hf.meta.varif_run` (``larev-hf varif``).
-Every name loads on first use (:mod:`larev_hf.lazy`).
+The suite (:mod:`~larev_hf.meta.suite`, its family registry :mod:`~larev_hf.meta.family_registry`, the
+surface-proof families :mod:`~larev_hf.meta.surface_families`) and the statistics (:mod:`~larev_hf.meta.stats`,
+:mod:`~larev_hf.meta.human_stats`) depend only on :mod:`larev_hf.data`, :mod:`larev_hf.io`, numpy and scipy;
+:mod:`larev_hf.meta.evaluation` (``meta_evaluate``: a trained run's methods on the suite) and
+:mod:`larev_hf.meta.human` (``human_evaluate``: agreement with judged explanations, read by
+:mod:`~larev_hf.meta.judgments`) sit above the run; :mod:`~larev_hf.meta.seeds` reads a multi-seed run's AUCs.
+
+VARIF and FRAME moved to :mod:`larev_hf.varif` and :mod:`larev_hf.frame`, and what they share to
+:mod:`larev_hf.explain`. The names below that lived in those modules still resolve here for one release, with a
+DeprecationWarning. Every name loads on first use (:mod:`larev_hf.lazy`).
 """
 
 from larev_hf.lazy import lazy_exports

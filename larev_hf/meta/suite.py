@@ -23,7 +23,6 @@ templates are in :mod:`larev_hf.meta.templates`.)
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -36,61 +35,22 @@ from larev_hf.data.baselines import BaselineBuilder, make_baseline_builder
 from larev_hf.data.schema import COLUMNS, validate_example
 from larev_hf.data.variants import LEAKY_TEMPLATE
 from larev_hf.io import DataError, read_jsonl, where, write_jsonl
+from larev_hf.meta.family_registry import (  # noqa: F401 - FAMILIES, FamilyFn, register_family: this module's API
+    FAMILIES,
+    WORD,
+    FamilyFn,
+    example_rng,
+    pick_template,
+    register_family,
+)
 from larev_hf.meta.settings import DEFAULT_FAMILIES
-from larev_hf.meta.templates import _NLI_RELATION, _TRUTH, STOPWORDS, TEMPLATES
+from larev_hf.meta.templates import STOPWORDS, TEMPLATES
 
 logger = logging.getLogger(__name__)
-
-FamilyFn = Callable[[Mapping[str, Any], np.random.Generator, Sequence[str]], "dict[str, Any] | None"]
-"""``(record, rng, templates for the record's task) -> row fields`` (``rationale``; optionally
-``template_id``, ``label_used``, extra keys) or ``None`` to skip the example."""
 
 #: Keys every suite row carries, in this order (a family's extra keys follow).
 ROW_KEYS: tuple[str, ...] = ("id", "family", "template_id", "rationale", "label_used", "gold_label", "label",
                              "task", "premise", "hypothesis", "question", "choices", "baseline")
-
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
-
-
-# --------------------------------------------------------------------------- seeding and registry
-
-
-def example_rng(seed: int, example_id: str, family: str) -> np.random.Generator:
-    """A generator seeded from SHA-256 of ``(seed, family, id)``: stable across processes (never ``hash()``)."""
-    digest = hashlib.sha256(f"{seed}\x1f{family}\x1f{example_id}".encode()).digest()
-    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
-
-
-FAMILIES: dict[str, FamilyFn] = {}
-
-
-def register_family(name: str, fn: FamilyFn, templates: Mapping[str, Sequence[str]] | None = None,
-                    *, overwrite: bool = False) -> None:
-    """Add a family to :data:`FAMILIES` (and optional per-task ``templates`` to :data:`TEMPLATES`).
-
-    ``fn(record, rng, templates)`` returns the row fields (``rationale``, optionally ``template_id`` and
-    ``label_used``, which defaults to the gold label) or ``None`` to skip the example.
-    """
-    if not re.fullmatch(r"[A-Za-z_][\w-]*", name):
-        raise ValueError(f"family name {name!r}: expected letters, digits, '_' or '-'")
-    if name in FAMILIES and not overwrite:
-        raise ValueError(f"family {name!r} is already registered; pass overwrite=True to replace it")
-    FAMILIES[name] = fn
-    if templates is not None:
-        TEMPLATES[name] = {task: tuple(items) for task, items in templates.items()}
-
-
-def _pick(name: str, record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str],
-          **fields: str) -> dict[str, Any]:
-    """Draw one template with ``rng`` and render it for the record's gold label."""
-    if not templates:
-        raise DataError(f"{where(example_id=record['id'])}: family {name!r} has no templates "
-                        f"for task {record['task']!r}")
-    k = int(rng.integers(len(templates)))
-    label = record["label"]
-    text = templates[k].format(label=label, relation=_NLI_RELATION.get(label, "supports"),
-                               truth=_TRUTH.get(label, "true"), **fields)
-    return {"template_id": f"{name}:{record['task']}:{k}", "rationale": text}
 
 
 def content_words(record: Mapping[str, Any]) -> list[str]:
@@ -101,12 +61,12 @@ def content_words(record: Mapping[str, Any]) -> list[str]:
     words of any answer choice are left out, so the pick never states the label.
     """
     texts = [record["premise"], record["hypothesis"]] if record["task"] == "nli" else [record["question"]]
-    banned = {w.lower() for choice in record["choices"] for w in _WORD.findall(choice)}
+    banned = {w.lower() for choice in record["choices"] for w in WORD.findall(choice)}
     entities: list[str] = []
     words: list[str] = []
     for text in texts:
         end: int | None = None  # end of the previous entity word while an entity run is open
-        for match in _WORD.finditer(text):
+        for match in WORD.finditer(text):
             word = re.sub(r"['’]s$", "", match.group())
             before = text[: match.start()].rstrip()
             if len(word) <= 2 or word.lower() in STOPWORDS or word.lower() in banned:
@@ -140,7 +100,7 @@ def template_family(name: str) -> FamilyFn:
     """A family that draws one of its task's templates per example (how A-C are built; see :func:`register_family`)."""
 
     def family(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict[str, Any]:
-        return _pick(name, record, rng, templates)
+        return pick_template(name, record, rng, templates)
 
     return family
 
@@ -149,7 +109,7 @@ def _pseudo_specific(record: Mapping[str, Any], rng: np.random.Generator, templa
     candidates = content_words(record)
     if not candidates:
         return None
-    return _pick("pseudo_specific", record, rng, templates, entity=candidates[int(rng.integers(len(candidates)))])
+    return pick_template("pseudo_specific", record, rng, templates, entity=candidates[int(rng.integers(len(candidates)))])
 
 
 def _label_swap(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict | None:
@@ -453,5 +413,5 @@ def load_suite(path: str | os.PathLike) -> list[dict[str, Any]]:
     return [row for _, row in rows]
 
 
-# The families a surface heuristic cannot pass register themselves on import (they use the helpers above).
+# The families a surface heuristic cannot pass register themselves on import (through the family registry).
 from larev_hf.meta import surface_families  # noqa: E402, F401

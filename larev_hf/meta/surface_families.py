@@ -12,9 +12,8 @@ length separates the leaks (0.99): the template families differ from gold on the
 - ``shuffled``: the gold rationale with its content words shuffled among their positions (same words, same length,
   stop words in place), which destroys what it says.
 
-Several surface templates per task for the copies, drawn per example with the seed (:func:`~larev_hf.meta.suite.
-example_rng`); every family keeps the gold label. Importing this module registers them (:mod:`larev_hf.meta.suite` does
-so on import).
+Several surface templates per task for the copies, drawn per example with the seed (:func:`~larev_hf.meta.family_registry.example_rng`); every family keeps the gold label. Importing this module registers them in :mod:`larev_hf.meta.family_registry`
+(:mod:`larev_hf.meta.suite` imports it).
 """
 
 from __future__ import annotations
@@ -25,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from larev_hf.meta.suite import _WORD, STOPWORDS, _pick, register_family
+from larev_hf.meta.family_registry import WORD, pick_template, register_family
+from larev_hf.meta.templates import STOPWORDS
 
 #: Surface templates of the input copies: family → task → templates. Fields: ``{premise}``, ``{hypothesis}``,
 #: ``{question}`` as written (a final period added where there is none), and ``{..._clause}``: without the final punctuation and with a lower-case first letter.
@@ -76,7 +76,7 @@ def copy_family(name: str, tasks: Sequence[str] | None = None):
     def family(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict | None:
         if tasks is not None and record["task"] not in tasks:
             return None
-        return _pick(name, record, rng, templates, **_copy_fields(record))
+        return pick_template(name, record, rng, templates, **_copy_fields(record))
 
     return family
 
@@ -124,7 +124,7 @@ class OffTopicFamily:
 
 def content_word_spans(text: str) -> list[tuple[int, int]]:
     """Spans of the content words of ``text``: words of three letters or more that are not stop words."""
-    return [m.span() for m in _WORD.finditer(text) if len(m.group()) > 2 and m.group().lower() not in STOPWORDS]
+    return [m.span() for m in WORD.finditer(text) if len(m.group()) > 2 and m.group().lower() not in STOPWORDS]
 
 
 def shuffle_content_words(text: str, rng: np.random.Generator) -> str | None:
