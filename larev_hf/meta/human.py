@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
@@ -292,8 +293,8 @@ def plot_human_agreement(report: Mapping[str, Any], columns: Mapping[str, np.nda
         ax.boxplot([columns[name][human == level] for level in levels], showfliers=False)
         ax.set_xticks(range(1, len(levels) + 1), [f"{level:.2g}" for level in levels])
         rho = stats[name]["spearman"]["value"]
-        ax.set_title(f"{report['metrics'][name]['title'][:28]}\nρ = {'n/a' if rho is None else f'{rho:.2f}'}",
-                     fontsize=9)
+        title = textwrap.shorten(report["metrics"][name]["title"], width=44, placeholder="…")
+        ax.set_title(f"{title}\nρ = {'n/a' if rho is None else f'{rho:.2f}'}", fontsize=8)
         ax.set_xlabel(human_name, fontsize=8)
         ax.tick_params(labelsize=7)
     for ax in axes.ravel()[len(names):]:
