@@ -11,6 +11,13 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Under pytest-xdist (`-n auto`, the default addopts) the workers share the cores: one torch thread each, or the
+    # tiny models train far slower than serially. Subprocesses the tests start inherit it.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(1)
 
 CORPUS = [
     "a man is walking his dog in the park implies a person is outside .",

@@ -68,16 +68,24 @@ def reference(tmp_path_factory) -> tuple[dict, list[dict]]:
     return outcome(run_dir)
 
 
-@pytest.mark.parametrize("fault", ["write:train.jsonl", "marker:data", "write:phi_base", "marker:phi",
-                                   "write:test_scores.jsonl", "write:report.json"])
-def test_a_kill_anywhere_resumes_to_the_uninterrupted_report(fault: str, reference, tmp_path: Path) -> None:
+#: Kill points in pipeline order: a data file mid-write, the data stage's marker, a model directory about to replace
+#: its target, a training stage's marker, the scores file, the report.
+FAULTS = ["write:train.jsonl", "marker:data", "write:phi_base", "marker:phi", "write:test_scores.jsonl",
+          "write:report.json"]
+
+
+def test_a_kill_anywhere_resumes_to_the_uninterrupted_report(reference, tmp_path: Path) -> None:
+    """One run killed at every point in turn: each resume picks up where the last kill left it and is itself killed
+    at the next point (so every kill also tests the resume before it), then a last resume must give the uninterrupted
+    run's report and scores. One chain costs about one run instead of one run per kill point."""
     run_dir = tmp_path / "run"
-    killed = cli(run_dir, fault)
-    assert killed.returncode == -9, killed.stderr[-2000:]
+    for fault in FAULTS:
+        killed = cli(run_dir, fault)
+        assert killed.returncode == -9, (fault, killed.stderr[-2000:])
     resumed = cli(run_dir)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert outcome(run_dir) == reference
-    assert not [p for p in run_dir.rglob(".*.tmp")]  # the killed process's temporaries were cleaned up
+    assert not [p for p in run_dir.rglob(".*.tmp")]  # the killed processes' temporaries were cleaned up
 
 
 def test_a_refused_write_is_one_line_and_leaves_no_half_file(tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ def _settings(data_dir: Path, **overrides) -> FrameSettings:
     values = dict(dataset="esnli", data_dir=str(data_dir), max_train_examples=None, max_eval_examples=None,
                   task_backbone="t5-tiny", pretrained_simulator="t5-tiny", scratch_simulator="bart-tiny",
                   capacity_backbones=["t5-tiny"], train_shares=["1.0", "0.5"], noise_shares=["0.0", "0.3"],
-                  seeds=["0"], num_train_epochs=20.0, n_boot=200)
+                  seeds=["0"], num_train_epochs=6.0, n_boot=200)
     values.update(overrides)
     return FrameSettings(**values)
 

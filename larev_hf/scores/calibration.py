@@ -107,6 +107,7 @@ def fit_calibration(columns: Mapping[str, Any], human: Any, instance_ids: Sequen
     instance. Returns the calibration fitted on all rows and the **out-of-fold** calibrated scores of these rows
     (each row scored by a model that never saw its instance), for an honest in-sample report.
     """
+    from scipy.special import expit
     from sklearn.metrics import log_loss
     from sklearn.model_selection import GroupKFold
 
@@ -126,7 +127,7 @@ def fit_calibration(columns: Mapping[str, Any], human: Any, instance_ids: Sequen
             scores[test] = model.decision_function((x[test] - mean) / scale)
         return scores
 
-    losses = {c: log_loss(y, 1 / (1 + np.exp(-out_of_fold(c))), labels=[0, 1]) for c in cs}
+    losses = {c: log_loss(y, expit(out_of_fold(c)), labels=[0, 1]) for c in cs}
     best = min(cs, key=lambda c: (losses[c], c))
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-12
     model = _logistic(best, seed).fit((x - mean) / scale, y)
