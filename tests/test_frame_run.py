@@ -523,6 +523,38 @@ def test_library_metrics_added_to_a_finished_run_score_only_them(frame_run, tmp_
     assert text.count("Library metrics under the same axiom") == 3 and "| LAREV |" in text
 
 
+def test_a_multi_seed_library_run_gives_one_column_per_evaluator_seed(frame_run, tmp_path) -> None:
+    """Issue 26: with a ``--seeds 0,1`` library run, each evaluator seed's models score the axioms' rationales: the
+    columns are ``rev`` (seed 0) and ``rev@seed1``, and seed 1's scores are its own view's pointwise scores."""
+    import shutil
+
+    from larev_hf.methods import get_method
+    from larev_hf.pipeline import Run, RunConfig
+
+    run, _ = frame_run
+    data = Path(run.settings.data_dir)
+    library, library_data = tmp_path / "library", tmp_path / "data"
+    shutil.copytree(data, library_data)
+    shutil.copy(data / "test.jsonl", library_data / "validation.jsonl")
+    Run(RunConfig(method="rev", dataset="esnli", data_dir=str(library_data), num_train_epochs=1.0, n_boot=20,
+                  seeds=["0", "1"]), library, progress=False).execute()
+    copy = tmp_path / "run"
+    shutil.copytree(run.dir, copy)
+    grown = FrameRun(_settings(data, library_run=str(library)), copy, progress=False)
+    report = grown.execute()
+    assert list(report["library"]["methods"]) == ["rev", "rev@seed1"]
+    assert report["library"]["methods"]["rev@seed1"].endswith("(seed1)")
+    seed1 = Run.load(library, progress=False).for_seed(1)
+    rows = {c: [row for _, row in read_jsonl(grown.library_path(c, "base", 0))] for c in ("rev", "rev@seed1")}
+    predictions = grown.task_predictions("base", 0)
+    by_id = {r["id"]: r for r in seed1.split_records("test")}
+    same = [i for i, p in enumerate(predictions) if p["label"] == by_id[p["id"]]["label"]]
+    records = [by_id[predictions[i]["id"]] for i in same]
+    independent = get_method("rev").pointwise(seed1, records, {"y_hat": [r["label"] for r in records]}, {})["y_hat"]
+    assert [rows["rev@seed1"][i]["scores"]["y_hat"] for i in same] == pytest.approx(list(independent), abs=1e-5)
+    assert [row["scores"] for row in rows["rev"]] != [row["scores"] for row in rows["rev@seed1"]]
+
+
 def test_scored_label_decoding_ranks_the_choices_by_their_prefix_log_probability(frame_run) -> None:
     """``--f-label-decoding score``: ŷ = argmax_c log p("c explanation:" | x), checked against a forward pass by hand
     (the model's own label shifting, no end-of-sequence token); r̂ is generated after the forced prefix."""

@@ -266,15 +266,17 @@ def library_report(run: Any, seeds: Sequence[int]) -> dict[str, Any]:
 
     s = run.settings
     variants, factors = run.plan()
-    methods = run.library_methods()
-    units = {m: get_method(m).unit for m in methods}
+    columns = [(column, method) for column, method, _ in run.library_columns()]
+    units = {column: get_method(method).unit for column, method in columns}
+    titles = {column: get_method(method).title + ("" if column == method else f" ({column.partition('@')[2]})")
+              for column, method in columns}
     per_seed = {}
     for seed in seeds:
-        rows = {m: {v.name: [row for _, row in read_jsonl(run.library_path(m, v.name, seed))] for v in variants}
-                for m in methods}
+        rows = {c: {v.name: [row for _, row in read_jsonl(run.library_path(c, v.name, seed))] for v in variants}
+                for c, _ in columns}
         per_seed[seed] = library_seed_results(rows, units, factors, s.axioms, s.scv_denominator, s.n_boot, seed)
         write_json(run.dir / "results" / f"library_seed{seed}.json", per_seed[seed])
-    report = aggregate_library(per_seed, {m: get_method(m).title for m in methods}, units, s.axioms)
+    report = aggregate_library(per_seed, titles, units, s.axioms)
     report["run"] = str(run.library_run().dir)
     report["backbone"] = run.library_run().config.backbone
     return report

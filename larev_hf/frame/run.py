@@ -171,13 +171,27 @@ class FrameRun(MetaRunDirectory):
             return []
         if run.config.dataset != self.settings.dataset:
             raise ValueError(f"--library-run: {run.dir} is a {run.config.dataset!r} run; expected {self.settings.dataset!r}")
-        names = list(self.settings.library_methods) or [m for m in run.config.methods if not run.missing_stages(m)]
+
+        def unfinished(name: str) -> list[str]:  # in every evaluator seed of a multi-seed run
+            return [view.stage_name(stage) for view in run.seed_views() for stage in view.missing_stages(name)]
+
+        names = list(self.settings.library_methods) or [m for m in run.config.methods if not unfinished(m)]
         for name in names:
             get_method(name)  # an unknown name raises, listing the known ones
-            if missing := run.missing_stages(name):
+            if missing := unfinished(name):
                 raise ValueError(f"--library-methods: {name!r}'s stages {missing} have not finished in {run.dir}")
         self._cache["library_methods"] = names
         return names
+
+    def library_columns(self) -> list[tuple[str, str, Any]]:
+        """``(column, method, view)`` for each library metric and evaluator seed of a multi-seed ``--library-run``
+        (issue 26): the run's own seed keeps the method's name, another seed's column is ``<method>@seed<k>`` (as in
+        ``larev-hf human``); a method without trained models is one column."""
+        run = self.library_run()
+        if run is None:
+            return []
+        return [(name if view is run else f"{name}@seed{view.config.seed}", name, view)
+                for name in self.library_methods() for view in run.scoring_views(name)]
 
     # ------------------------------------------------------------------ paths
     def task_dir(self, variant: str, seed: int) -> Path:
@@ -243,8 +257,8 @@ class FrameRun(MetaRunDirectory):
             from larev_hf.methods import get_method
 
             methods = self.library_methods()
-            markers = {m: [read_json(run.runner.marker(stage.name)) for stage in get_method(m).stages(run.config)]
-                       for m in methods}
+            markers = {m: [read_json(run.runner.marker(view.stage_name(stage.name))) for view in run.scoring_views(m)
+                           for stage in get_method(m).stages(view.config)] for m in methods}
             for name in self.independent_stages():
                 out[name] = {"run": str(run.dir.resolve()), "methods": methods, "markers": markers}
         return out

@@ -124,17 +124,21 @@ def score_library(run: Any, seed: int) -> None:
     from larev_hf.frame.library import library_records, score_library_variant
     from larev_hf.pipeline import baseline_builder_from_spec
 
-    library, methods = run.library_run(), run.library_methods()
+    library, columns = run.library_run(), run.library_columns()
     builder = baseline_builder_from_spec(library.config.baseline_builder, library.config.seed)
     test, run_records = run.records("test"), library.split_records("test")
     ids = [r["id"] for r in test]
     variants, _ = run.plan()
     rationales = run.base_rationales(seed)
+    views = {id(view): view for _, _, view in columns}  # one pass per evaluator seed's view
     for variant in variants:
         targets = [p["label"] for p in run.task_predictions(variant.name, seed)]
         records = library_records(run_records, ids, targets, builder)
-        score_library_variant(library, methods, records, rationales if variant.name == BASE else {"y_hat": targets},
-                              {m: run.library_path(m, variant.name, seed) for m in methods})
+        for key, view in views.items():
+            mine = [(column, method) for column, method, v in columns if id(v) == key]
+            score_library_variant(view, [method for _, method in mine], records,
+                                  rationales if variant.name == BASE else {"y_hat": targets},
+                                  {method: run.library_path(column, variant.name, seed) for column, method in mine})
 
 
 def frame_stages(run: Any) -> list[FrameStage]:
