@@ -9,7 +9,9 @@ Runs ``larev-hf --quiet run --method rev,larev --dataset esnli ...`` under ``py-
 own speed is barely touched), then reads the collapsed stacks: each sample is given to the stage whose function is
 on its stack and to the kinds of work below (a sample can count for several kinds: a dropout inside a forward).
 Flags this script does not know go to ``larev-hf run`` (e.g. ``--ig-steps 10``). Prints and writes JSON with the
-stage wall times of the run's report next to the profile shares.
+stage wall times of the run's report next to the profile shares, and the real against padded input tokens of the
+training rows (random vs length-grouped batches). ``--lengths-of RUN_DIR --output F`` reports only the latter for a
+finished run.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ STAGES = {
 IDLE = re.compile(r"^TMonitor\.run ")
 #: Kind of work → a regular expression over one frame.
 KINDS = {
-    "forward (model)": r"^T5ForConditionalGeneration\.forward |^BartForConditionalGeneration\.forward ",
+    "forward (model)": r"^(T5ForConditionalGeneration|BartForConditionalGeneration|EncoderDecoderModel)\.forward ",
     "backward (autograd)": r"^_engine_run_backward ",
     "linear layers": r"^Linear\.forward ",
     "attention (sdpa)": r"^sdpa_attention_forward ",
@@ -81,6 +83,35 @@ def summarise(raw: str) -> dict:
             "top_leaf_functions": dict(list(share(leaves).items())[:15])}
 
 
+def padding(run_dir: Path, batch_sizes: tuple[int, ...] = (16, 32)) -> dict:
+    """Real against padded input tokens of the training rows (issue 28): Φ's source (r, b) and Φ_base's (b) in the
+    run's tokenizer and input format, batched at random and sorted into length groups; a truncation length cuts
+    nothing below the maximum."""
+    import numpy as np
+    from transformers import AutoTokenizer
+
+    from larev_hf.io import read_jsonl
+    from larev_hf.modeling.templates import get_input_format
+
+    config = read_json(run_dir / "run_config.json")
+    tokenizer, form = AutoTokenizer.from_pretrained(run_dir / "tokenizer"), get_input_format(config["input_format"])
+    records = [record for _, record in read_jsonl(run_dir / "data" / "train.jsonl")]
+    sources = {"phi (r, b)": [form.rationale_input(r["rationale"], r["baseline"]) for r in records],
+               "phi_base (b)": [form.baseline_input(r["baseline"]) for r in records]}
+    out = {}
+    for name, texts in sources.items():
+        lengths = np.array([len(ids) for ids in tokenizer(texts)["input_ids"]])
+        shuffled, ordered = lengths[np.random.default_rng(0).permutation(len(lengths))], np.sort(lengths)
+        entry = {"median": float(np.median(lengths)), "p99": float(np.percentile(lengths, 99)),
+                 "max": int(lengths.max()), "real_tokens": int(lengths.sum())}
+        for size in batch_sizes:
+            for how, order in (("random", shuffled), ("length_grouped", ordered)):
+                padded = sum(int(order[i:i + size].max()) * len(order[i:i + size]) for i in range(0, len(order), size))
+                entry[f"padding_share_{how}_batch{size}"] = round(1 - entry["real_tokens"] / padded, 4)
+        out[name] = entry
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "esnli"))
@@ -89,7 +120,15 @@ def main() -> None:
     parser.add_argument("--max-eval-examples", type=int, default=300)
     parser.add_argument("--rate", type=int, default=50, help="py-spy samples per second")
     parser.add_argument("--output", default="benchmarks/results/profile_esnli_1k.json")
+    parser.add_argument("--lengths-of", default=None, metavar="RUN_DIR",
+                        help="only report real vs padded input lengths of a finished run's training rows")
     args, run_args = parser.parse_known_args()
+    if args.lengths_of:
+        result = {"benchmark": "real vs padded input tokens", "run_dir": args.lengths_of,
+                  "input_lengths": padding(Path(args.lengths_of))}
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        write_json(args.output, result)
+        return
     if shutil.which("py-spy") is None:
         sys.exit("profile_pipeline.py needs py-spy: pip install py-spy")
     with tempfile.TemporaryDirectory() as tmp:
@@ -107,7 +146,7 @@ def main() -> None:
             "benchmark": "profile of larev-hf run (py-spy sampling)", "command": " ".join(run),
             "wall_s": wall, "load_avg_1m_before": load_before, "load_avg_1m_after": os.getloadavg()[0],
             "cpu_count": os.cpu_count(), "stage_seconds": report.get("timings", {}),
-            **summarise(raw_path.read_text()),
+            **summarise(raw_path.read_text()), "input_lengths": padding(run_dir),
         }
     print(json.dumps(result, indent=2, ensure_ascii=False))
     write_json(args.output, result)
