@@ -77,12 +77,16 @@ class Run:
         method without trained models (a metric baseline gives one score whatever the seed)."""
         return self.seed_views() if get_method(method).stages(self.config) else [self]
 
+    def unfinished_stages(self, method: str) -> list[str]:
+        """The marker names of ``method``'s stages that have not finished in any evaluator seed's view."""
+        return [view.stage_name(stage) for view in self.seed_views() for stage in view.missing_stages(method)]
+
     def methods_to_score(self, asked: list[str], what: str = "this evaluation") -> list[str]:
         """``asked`` (each checked to be trained in every evaluator seed), or, when empty, the run's methods and every
         metric baseline whose models are trained: what ``larev-hf meta`` and ``larev-hf human`` score."""
         for name in asked or self.config.methods:
             get_method(name)  # an unknown name raises, listing the known ones
-            if missing := [view.stage_name(stage) for view in self.seed_views() for stage in view.missing_stages(name)]:
+            if missing := self.unfinished_stages(name):
                 raise ValueError(f"method {name!r}: its stages {missing} have not finished in {self.dir}; {what} "
                                  f"reuses trained evaluators (run `larev-hf run --method {name}` with the run's "
                                  "settings first)")

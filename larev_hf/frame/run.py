@@ -171,14 +171,10 @@ class FrameRun(MetaRunDirectory):
             return []
         if run.config.dataset != self.settings.dataset:
             raise ValueError(f"--library-run: {run.dir} is a {run.config.dataset!r} run; expected {self.settings.dataset!r}")
-
-        def unfinished(name: str) -> list[str]:  # in every evaluator seed of a multi-seed run
-            return [view.stage_name(stage) for view in run.seed_views() for stage in view.missing_stages(name)]
-
-        names = list(self.settings.library_methods) or [m for m in run.config.methods if not unfinished(m)]
+        names = list(self.settings.library_methods) or [m for m in run.config.methods if not run.unfinished_stages(m)]
         for name in names:
             get_method(name)  # an unknown name raises, listing the known ones
-            if missing := unfinished(name):
+            if missing := run.unfinished_stages(name):  # in every evaluator seed of a multi-seed run
                 raise ValueError(f"--library-methods: {name!r}'s stages {missing} have not finished in {run.dir}")
         self._cache["library_methods"] = names
         return names

@@ -130,12 +130,15 @@ def score_library(run: Any, seed: int) -> None:
     ids = [r["id"] for r in test]
     variants, _ = run.plan()
     rationales = run.base_rationales(seed)
-    views = {id(view): view for _, _, view in columns}  # one pass per evaluator seed's view
+    # One view per evaluator seed, shared by every method it scores (each `scoring_views` call makes new views, and a
+    # view loads its own models), so a seed's models load once and its methods share one pass's common terms.
+    by_seed: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
+    for column, method, view in columns:
+        by_seed.setdefault(view.config.seed, (view, []))[1].append((column, method))
     for variant in variants:
         targets = [p["label"] for p in run.task_predictions(variant.name, seed)]
         records = library_records(run_records, ids, targets, builder)
-        for key, view in views.items():
-            mine = [(column, method) for column, method, v in columns if id(v) == key]
+        for view, mine in by_seed.values():
             score_library_variant(view, [method for _, method in mine], records,
                                   rationales if variant.name == BASE else {"y_hat": targets},
                                   {method: run.library_path(column, variant.name, seed) for column, method in mine})
