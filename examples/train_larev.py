@@ -64,6 +64,7 @@ import json
 import logging
 import math
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -228,8 +229,27 @@ def main(script_args: ScriptArguments, training_args: IRMProbeConfig) -> None:
         logger.info("final train loss %.4f; saved to %s", summary["train_loss"], training_args.output_dir)
     # Every process waits for the main one, then the process group is torn down in order: a rank that simply
     # exits while the others still hold the group can abort in gloo's destructor ("terminate called ...").
+    num_processes = trainer.accelerator.num_processes
     trainer.accelerator.wait_for_everyone()
     trainer.accelerator.end_training()
+    if num_processes > 1:
+        exit_without_gloo_teardown()
+
+
+def exit_without_gloo_teardown() -> None:
+    """End a finished multi-process run here, skipping the destructors of DDP's reducer and gloo's process group.
+
+    Under load a rank could hang forever at exit: freeing the DDP reducer (main thread, GIL held) runs
+    ``~ProcessGroupGloo``, which joins gloo's worker threads, while a worker still freeing a finished collective
+    that holds a Python tensor waits for the GIL (py-spy, torch 2.13: ``Reducer`` dealloc → ``~ProcessGroupGloo``
+    → ``std::thread::join`` against ``~AsyncAllgatherWork`` → ``gil_scoped_acquire``; 1 launch in 3 with two
+    busy cores). Everything is saved, every rank has passed the final barrier and the group is destroyed before
+    this, so exiting with ``os._exit`` loses nothing; logs and streams are flushed first.
+    """
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,11 @@ groups), and ``IRMProbeLoss`` called model helpers on the ``DistributedDataParal
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -193,6 +195,37 @@ def run(command: list[str], env: dict[str, str], timeout: float = 240) -> subpro
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def launch_two_processes(script_args: list[str], env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess:
+    """``accelerate launch`` the example on 2 CPU processes; if it hangs, the error shows where each rank waited.
+
+    The ranks run with ``PYTHONFAULTHANDLER=1``. On a timeout the launcher and every rank (torch's elastic agent
+    starts each rank in a session of its own, so they are found as the launcher's descendants) get SIGABRT, so
+    faulthandler prints each one's Python stack into the output the assertion shows; then they are killed. (A hang
+    at exit, in gloo's teardown, is what ``exit_without_gloo_teardown`` in the example prevents.)
+    """
+    import psutil  # a dependency of accelerate
+
+    command = [*accelerate_launcher(), "--config_file", str(CONFIGS / "cpu_ddp.yaml"), "--main_process_port",
+               str(free_port()), str(EXAMPLE), *script_args]
+    process = subprocess.Popen(command, cwd=ROOT, env={**env, "PYTHONFAULTHANDLER": "1"}, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        ranks = psutil.Process(process.pid).children(recursive=True)
+        for member in (*ranks, process):
+            with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
+                member.send_signal(signal.SIGABRT)
+        psutil.wait_procs(ranks, timeout=20)
+        for member in (*ranks, process):
+            with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
+                member.kill()
+        stdout, stderr = process.communicate()
+        raise AssertionError(f"the 2-process launch hung for {timeout:.0f} s; its last output, with every rank's "
+                             f"stack:\n{(stdout + stderr)[-8000:]}") from None
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
 def read_losses(output_dir: Path, result: subprocess.CompletedProcess) -> dict:
     tail = (result.stdout + result.stderr)[-4000:]
     assert result.returncode == 0, f"exit code {result.returncode}:\n{tail}"
@@ -242,12 +275,8 @@ def test_accelerate_launch_two_processes_matches_one(tmp_path: Path) -> None:
                   *common], env)
     single_losses = read_losses(single_dir, single)
 
-    launch = [
-        *accelerate_launcher(), "--config_file", str(CONFIGS / "cpu_ddp.yaml"), "--main_process_port", str(free_port()),
-        str(EXAMPLE),
-    ]
-    multi = run([*launch, "--output_dir", str(multi_dir), "--per_device_train_batch_size", "2",
-                 "--tokenizer_name_or_path", str(single_dir), *common], env)
+    multi = launch_two_processes(["--output_dir", str(multi_dir), "--per_device_train_batch_size", "2",
+                                  "--tokenizer_name_or_path", str(single_dir), *common], env)
     multi_losses = read_losses(multi_dir, multi)
 
     for summary, processes in ((single_losses, 1), (multi_losses, 2)):
