@@ -28,6 +28,10 @@ SEPARATION_TITLES = {
 }
 
 
+#: Run settings that change what the evaluators learn, not only how fast: a report names each one that is on.
+TRAINING_SHORTCUTS = ("lora", "freeze_word_embeddings")
+
+
 def variant_title(variant: str) -> str:
     """How tables name a variant: the thesis's names for its four, ``pseudo_specific`` → "Pseudo-Specific" otherwise."""
     return VARIANT_TITLES.get(variant) or "-".join(part.capitalize() for part in variant.split("_"))
@@ -150,6 +154,10 @@ def render_markdown(report: dict[str, Any]) -> str:
     methods, simulated = _in_group(report, "nats"), _in_group(report, "accuracy")
     baselines = _in_group(report, "baseline")
     out = [f"# Rationale evaluation report: {report['dataset']} ({report['split']}, n = {report['n_examples']})", ""]
+    shortcuts = [name for name in TRAINING_SHORTCUTS if (report.get("settings") or {}).get(name)]
+    if shortcuts:
+        flags = [f"`--{name.replace('_', '-')}`" for name in shortcuts]
+        out += [f"Trained with {_listing(flags)}: settings that change what the evaluators learn (docs/scale.md).", ""]
     out += ["## Verdict", "", *(f"- {line}" for line in verdict(report)), "",
             "A separation is a metric's Gold score minus a degraded variant's (Gold-Leaky: gold + \"The answer is "
             "<label>.\"; Vacuous: a label-free filler; Leaky: the label sentence alone). A good metric separates Gold "

@@ -87,3 +87,47 @@ def test_group_by_length_reaches_the_trainers_sampler(tiny_model, tiny_tokenizer
         assert isinstance(sampler, LengthGroupedShuffledSampler) == grouped
         if grouped:
             assert sampler.lengths == [len(ids) for ids in dataset["input_ids"]] and sampler.batch_size == 4
+
+
+def test_freeze_word_embeddings_trains_everything_but_the_word_embeddings(tiny_model, tiny_tokenizer, tmp_path) -> None:
+    """``TrainSettings(freeze_word_embeddings=True)``: after training the saved model's word embeddings equal the
+    starting ones while its layers moved; without it the embeddings move too."""
+    import torch
+
+    start = copy.deepcopy(tiny_model)
+    for freeze in (True, False):
+        settings = TrainSettings(learning_rate=5e-3, num_train_epochs=1, batch_size=8, progress=False,
+                                 freeze_word_embeddings=freeze)
+        train_seq2seq(copy.deepcopy(start), tiny_tokenizer, SOURCES, TARGETS, tmp_path / str(freeze), settings)
+        trained, _ = load_evaluator(tmp_path / str(freeze), device="cpu")
+        embeddings_kept = torch.equal(trained.get_input_embeddings().weight, start.get_input_embeddings().weight)
+        assert embeddings_kept == freeze
+        moved = [name for name, weight in trained.named_parameters()
+                 if not torch.equal(weight, dict(start.named_parameters())[name])]
+        assert any("layer" in name or "layers" in name for name in moved), moved
+
+
+def test_a_report_names_the_training_shortcuts_it_was_run_with() -> None:
+    """report.md says when the evaluators were trained with LoRA or frozen word embeddings, and only then."""
+    from larev_hf.report import render_markdown
+
+    base = {"dataset": "esnli", "split": "test", "n_examples": 3, "methods": {}}
+    plain = render_markdown({**base, "settings": {"lora": False, "freeze_word_embeddings": False}})
+    frozen = render_markdown({**base, "settings": {"lora": False, "freeze_word_embeddings": True}})
+    both = render_markdown({**base, "settings": {"lora": True, "freeze_word_embeddings": True}})
+    assert "--freeze-word-embeddings" not in plain and "Trained with" not in plain
+    assert "Trained with `--freeze-word-embeddings`" in frozen
+    assert "`--lora` and `--freeze-word-embeddings`" in both
+
+
+def test_the_run_flag_reaches_the_training_settings_and_the_recorded_config() -> None:
+    """``--freeze-word-embeddings`` sets the run's TrainSettings (every trained model of the run uses them) and is
+    recorded in the run's settings, where the report finds it."""
+    from larev_hf.cli import build_parser
+    from larev_hf.pipeline import RunConfig
+
+    parsed = build_parser().parse_args(["run", "--dataset", "synthetic", "--output-dir", "x", "--freeze-word-embeddings"])
+    config = RunConfig(method="rev", dataset="synthetic", freeze_word_embeddings=parsed.freeze_word_embeddings)
+    assert config.train_settings(progress=False).freeze_word_embeddings is True
+    assert config.to_dict()["freeze_word_embeddings"] is True
+    assert RunConfig(method="rev", dataset="synthetic").train_settings(progress=False).freeze_word_embeddings is False

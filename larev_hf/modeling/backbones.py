@@ -280,3 +280,19 @@ def save_evaluator(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, d
     """Save a model and its tokenizer with ``save_pretrained`` so the directory loads like a Hub id."""
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
+
+
+def freeze_word_embeddings(model: PreTrainedModel) -> list[torch.nn.Parameter]:
+    """Stop training ``model``'s input word embeddings (encoder's and decoder's; an output projection tied to
+    them is the same tensor, so it stays too); returns the frozen parameters.
+
+    Position embeddings, layer norms and every layer still train. Used by ``--freeze-word-embeddings`` (issue 28):
+    embedding gradients and their AdamW state are a large share of a small pretrained seq2seq model's step.
+    """
+    modules = [model.get_input_embeddings()]
+    if hasattr(model, "get_encoder"):
+        modules += [model.get_encoder().get_input_embeddings(), model.get_decoder().get_input_embeddings()]
+    frozen = list({id(module.weight): module.weight for module in modules}.values())
+    for parameter in frozen:
+        parameter.requires_grad_(False)
+    return frozen

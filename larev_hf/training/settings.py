@@ -35,11 +35,19 @@ class TrainSettings:
     #: batch is padding; every row is still seen once per epoch. Off by default: on small sets whose input length
     #: follows the label, such batches hold mostly one label (measured in docs/scale.md).
     group_by_length: bool = False
+    #: Keep the word embeddings (encoder's, decoder's, and an output projection tied to them) at their starting
+    #: values: no gradient and no AdamW state for about a third of a BERT2BERT's weights. It changes what is
+    #: trained, so the report names it; speed and scores against full fine-tuning are in docs/scale.md.
+    freeze_word_embeddings: bool = False
 
     def prepare_model(self, model: PreTrainedModel, decoder_only: bool = False) -> PreTrainedModel:
-        """``model`` ready to train: wrapped in LoRA adapters when ``lora`` is set (decoder layers only for the probe)."""
+        """``model`` ready to train: word embeddings frozen when ``freeze_word_embeddings`` is set, wrapped in LoRA
+        adapters when ``lora`` is set (decoder layers only for the probe)."""
+        from larev_hf.modeling.backbones import freeze_word_embeddings
         from larev_hf.modeling.lora import apply_lora, is_peft_model
 
+        if self.freeze_word_embeddings:
+            freeze_word_embeddings(model)
         if self.lora is None or is_peft_model(model):
             return model
         return apply_lora(model, self.lora, decoder_only=decoder_only)
