@@ -42,7 +42,7 @@ from larev_hf.io import write_json  # noqa: E402
 from larev_hf.leakage import IGSettings, integrated_gradients_terms, make_environments  # noqa: E402
 from larev_hf.leakage.environments import mask_token_of, verbalization_term  # noqa: E402
 from larev_hf.leakage.rewriters import label_verbalization  # noqa: E402
-from larev_hf.modeling import build_model, build_tokenizer, get_input_format  # noqa: E402
+from larev_hf.modeling import build_model, build_tokenizer, get_input_format, load_evaluator  # noqa: E402
 from larev_hf.modeling.backbones import PRESETS  # noqa: E402
 from larev_hf.training import (  # noqa: E402
     EnvironmentGroupBatchSampler,
@@ -240,6 +240,9 @@ def main() -> None:
     parser.add_argument("--ig-compare-steps", type=lambda text: [int(n) for n in text.split(",") if n], default=[10, 5],
                         help="IG step counts compared with --ig-steps (same t_leak span, speed); '' for none")
     parser.add_argument("--untrained", action="store_true", help="IG on a random-init model instead of Φ_base")
+    parser.add_argument("--phi-base", default=None, help="IG with a trained Φ_base directory (e.g. a run's "
+                        "models/phi_base, any backbone) instead of training a t5-tiny one")
+    parser.add_argument("--ig-only", action="store_true", help="measure (a) only, not the training step")
     parser.add_argument("--groups", type=int, default=8, help="environment groups per step (3 rows each)")
     parser.add_argument("--steps", type=int, default=200, help="timed steps per trainer")
     parser.add_argument("--warmup-steps", type=int, default=10)
@@ -257,20 +260,25 @@ def main() -> None:
 
     train = add_baselines(load_examples("esnli", args.data_dir, "train", max_examples=args.n_train, seed=0),
                           make_baseline_builder("template", seed=0)).to_list()
-    tokenizer = build_tokenizer(args.backbone, [t for r in train for t in (r["baseline"], r["rationale"], *r["choices"])])
-    model = build_model(args.backbone, tokenizer, seed=0)
+    if args.phi_base:
+        model, tokenizer = load_evaluator(args.phi_base, device="cpu")
+    else:
+        tokenizer = build_tokenizer(args.backbone, [t for r in train for t in (r["baseline"], r["rationale"], *r["choices"])])
+        model = build_model(args.backbone, tokenizer, seed=0)
     with tempfile.TemporaryDirectory() as output_dir:
-        phi_base_seconds = None if args.untrained else train_phi_base(model, tokenizer, train, output_dir)
+        phi_base_seconds = None if args.untrained or args.phi_base else train_phi_base(model, tokenizer, train, output_dir)
         ig, reference_terms = ig_throughput(model, tokenizer, train[: args.n_ig], args.ig_steps)
         ig["fewer_steps"] = [ig_throughput(model, tokenizer, train[: args.n_ig], n, reference_terms)[0]
                              for n in args.ig_compare_steps]
-        ig.update({"model": "random init" if args.untrained else f"{args.backbone} Φ_base, 1 epoch", "phi_base_train_s": phi_base_seconds})
-        step = step_times(build_model(args.backbone, tokenizer, seed=0), tokenizer, train, args, output_dir)
+        described = args.phi_base or ("random init" if args.untrained else f"{args.backbone} Φ_base, 1 epoch")
+        ig.update({"model": described, "phi_base_train_s": phi_base_seconds})
+        step = None if args.ig_only else step_times(build_model(args.backbone, tokenizer, seed=0), tokenizer, train,
+                                                    args, output_dir)
     penalty = penalty_cost(vocab=PRESETS[args.backbone].vocab_size)  # the full-data vocabulary, not this sample's
 
     result = {
         "benchmark": "LAREV: IG leakage terms and IRM + probe training step",
-        "backbone": args.backbone, "dataset": "esnli", "n_train": len(train), "device": "cpu",
+        "backbone": args.phi_base or args.backbone, "dataset": "esnli", "n_train": len(train), "device": "cpu",
         "torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
         "load_avg_1m_before": load_before[0], "load_avg_1m_after": os.getloadavg()[0],
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
