@@ -48,18 +48,26 @@ def rev_reference_loop(model, tokenizer, inputs, labels, max_new_tokens):
     return sums
 
 
-def forward_limit_loop(model, tokenizer, inputs, labels, batch_size):
-    """The forward-pass limit: the model's forward alone on pre-tokenized, pre-padded, length-sorted batches (the
-    work every scorer must do), built before the clock starts; returns a function that runs it once."""
-    source = tokenizer(list(inputs), truncation=True, max_length=512)["input_ids"]
+def length_sorted_batches(tokenizer, inputs, labels, batch_size, longest_first=False, max_length=None):
+    """Pre-tokenized, right-padded batches of (input_ids, attention_mask, label ids with -100 at padding), rows sorted
+    by input length so a batch carries almost no padding; ``max_length=None`` truncates at the tokenizer's limit."""
+    source = tokenizer(list(inputs), truncation=True, max_length=max_length)["input_ids"]
     target = tokenizer(text_target=list(labels))["input_ids"]
-    order = sorted(range(len(inputs)), key=lambda i: len(source[i]), reverse=True)
+    order = sorted(range(len(inputs)), key=lambda i: len(source[i]), reverse=longest_first)
     batches = []
     for start in range(0, len(order), batch_size):
         rows = order[start : start + batch_size]
         input_ids, attention_mask = pad_rows([source[i] for i in rows], tokenizer.pad_token_id)
         label_ids, label_mask = pad_rows([target[i] for i in rows], tokenizer.pad_token_id)
-        batches.append((input_ids, attention_mask, decoder_inputs(model, label_ids.masked_fill(label_mask == 0, -100))))
+        batches.append((input_ids, attention_mask, label_ids.masked_fill(label_mask == 0, -100)))
+    return batches
+
+
+def forward_limit_loop(model, tokenizer, inputs, labels, batch_size):
+    """The forward-pass limit: the model's forward alone on pre-tokenized, pre-padded, length-sorted batches (the
+    work every scorer must do), built before the clock starts; returns a function that runs it once."""
+    batches = [(input_ids, attention_mask, decoder_inputs(model, label_ids)) for input_ids, attention_mask, label_ids
+               in length_sorted_batches(tokenizer, inputs, labels, batch_size, longest_first=True, max_length=512)]
 
     @torch.inference_mode()
     def run() -> None:

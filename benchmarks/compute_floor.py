@@ -36,7 +36,7 @@ from scipy.stats import spearmanr
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_scoring import forward_limit_loop  # noqa: E402
+from bench_scoring import forward_limit_loop, length_sorted_batches  # noqa: E402
 
 from larev_hf.data import add_baselines, add_variants, load_examples, make_baseline_builder  # noqa: E402
 from larev_hf.io import write_json  # noqa: E402
@@ -51,7 +51,7 @@ from larev_hf.modeling import (  # noqa: E402
     training_defaults,
 )
 from larev_hf.modeling.backbones import freeze_word_embeddings  # noqa: E402
-from larev_hf.modeling.scoring import decoder_inputs, pad_rows  # noqa: E402
+from larev_hf.modeling.scoring import decoder_inputs  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "esnli"
 
@@ -61,16 +61,7 @@ def train_seconds_per_row(model, tokenizer, inputs, labels, batch_size: int, fre
     model.train()
     frozen = freeze_word_embeddings(model) if freeze else []
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
-    source = tokenizer(list(inputs), truncation=True)["input_ids"]
-    target = tokenizer(text_target=list(labels))["input_ids"]
-    order = sorted(range(len(inputs)), key=lambda i: len(source[i]))
-    batches = []
-    for start in range(0, len(order), batch_size):
-        rows = order[start : start + batch_size]
-        input_ids, attention_mask = pad_rows([source[i] for i in rows], tokenizer.pad_token_id)
-        label_ids, label_mask = pad_rows([target[i] for i in rows], tokenizer.pad_token_id)
-        batches.append((input_ids, attention_mask, label_ids.masked_fill(label_mask == 0, -100)))
-    batches = batches[: steps + 1]
+    batches = length_sorted_batches(tokenizer, inputs, labels, batch_size)[: steps + 1]
     elapsed, rows_done = 0.0, 0
     for k, (input_ids, attention_mask, label_ids) in enumerate(batches):
         start = time.perf_counter()
@@ -136,7 +127,7 @@ def main() -> None:
     test = add_variants(add_baselines(load_examples("esnli", args.data_dir, "test", max_examples=args.sample * 2),
                                       make_baseline_builder("template", seed=0)))
     score_inputs = [fmt.rationale_input(r, b) for r, b in zip(test["rationale"], test["baseline"], strict=True)]
-    score_labels_ = list(test["label"])
+    score_targets = list(test["label"])
     scorer, score_tokenizer = load_evaluator(args.model, device="cpu") if args.model else (model.eval(), tokenizer)
     scoring = {}
     for precision in ("fp32", "int8"):
@@ -144,12 +135,12 @@ def main() -> None:
             from torch.ao.quantization import quantize_dynamic
 
             scorer = quantize_dynamic(scorer, {torch.nn.Linear}, dtype=torch.qint8)
-        score_labels(scorer, score_tokenizer, score_inputs[:8], score_labels_[:8])
-        limit = forward_limit_loop(scorer, score_tokenizer, score_inputs, score_labels_, 64)
+        score_labels(scorer, score_tokenizer, score_inputs[:8], score_targets[:8])
+        limit = forward_limit_loop(scorer, score_tokenizer, score_inputs, score_targets, 64)
         best_scorer, best_limit = float("inf"), float("inf")
         for _ in range(2):
             start = time.perf_counter()
-            sums = score_labels(scorer, score_tokenizer, score_inputs, score_labels_, batch_size=64).sum
+            sums = score_labels(scorer, score_tokenizer, score_inputs, score_targets, batch_size=64).sum
             best_scorer = min(best_scorer, time.perf_counter() - start)
             start = time.perf_counter()
             limit()

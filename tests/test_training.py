@@ -95,6 +95,7 @@ def test_freeze_word_embeddings_trains_everything_but_the_word_embeddings(tiny_m
     import torch
 
     start = copy.deepcopy(tiny_model)
+    start_weights = dict(start.named_parameters())
     for freeze in (True, False):
         settings = TrainSettings(learning_rate=5e-3, num_train_epochs=1, batch_size=8, progress=False,
                                  freeze_word_embeddings=freeze)
@@ -103,7 +104,7 @@ def test_freeze_word_embeddings_trains_everything_but_the_word_embeddings(tiny_m
         embeddings_kept = torch.equal(trained.get_input_embeddings().weight, start.get_input_embeddings().weight)
         assert embeddings_kept == freeze
         moved = [name for name, weight in trained.named_parameters()
-                 if not torch.equal(weight, dict(start.named_parameters())[name])]
+                 if not torch.equal(weight, start_weights[name])]
         assert any("layer" in name or "layers" in name for name in moved), moved
 
 
