@@ -39,6 +39,7 @@ Steps:
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,7 @@ from pathlib import Path
 import evaluate
 from transformers import HfArgumentParser
 
+from larev_hf.data import EXPLANATION_COLUMNS
 from larev_hf.io import DataError, read_jsonl, write_json, write_jsonl
 from larev_hf.metric import load_bundle
 from larev_hf.scores.stats import bootstrap_ci
@@ -65,17 +67,30 @@ class ScriptArguments:
     revision: str | None = field(default=None, metadata={"help": "Hub revision of the bundle"})
     batch_size: int = field(default=64, metadata={"help": "scoring batch size"})
     device: str | None = field(default=None, metadata={"help": "cuda, cpu, ... (default: CUDA when available)"})
-    n_boot: int = field(default=1000, metadata={"help": "bootstrap resamples for the mean's 95% interval"})
+    n_boot: int = field(default=1000, metadata={"help": "bootstrap resamples for the mean's 95%% interval"})
+    column_mapping: str | None = field(default=None, metadata={
+        "help": "JSON: schema field → your column, e.g. '{\"rationale\": \"explanation\"}' (as `larev-hf evaluate "
+                "--column-mapping`)"})
 
 
-def read_examples(path: str) -> tuple[list[int], list[dict]]:
-    """Line numbers and records of a JSON Lines file."""
+def read_examples(path: str, task: str, column_mapping: dict[str, str] | None = None) -> tuple[list[int], list[dict]]:
+    """Line numbers and records of a JSON Lines file in the "my explanations" format of ``task``
+    (:data:`larev_hf.data.EXPLANATION_COLUMNS`), the user's columns renamed by ``column_mapping``. A line without a
+    needed column stops with the columns it lacks and the columns it has."""
+    mapping = column_mapping or {}
+    needed = [name for name in EXPLANATION_COLUMNS[task] if name != "choices"]  # choices: checked by the bundle
     lines, rows = [], []
-    for line, row in read_jsonl(path):
+    for line, raw in read_jsonl(path):
+        row = {**raw, **{field: raw[column] for field, column in mapping.items() if column in raw}}
+        missing = [mapping.get(name, name) for name in needed if name not in row]
+        if missing:
+            raise DataError(f"{path}, line {line}: missing column(s) {missing}; this line has columns {sorted(raw)}; "
+                            f"expected {', '.join(EXPLANATION_COLUMNS[task])} (rename yours with --column_mapping)")
         lines.append(line)
         rows.append(row)
     if not rows:
-        raise DataError(f"{path}: no examples; expected one JSON object per line")
+        raise DataError(f"{path}: no examples (the file is empty); expected one JSON object per line with the columns "
+                        f"{', '.join(EXPLANATION_COLUMNS[task])}")
     return lines, rows
 
 
@@ -90,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             raise FileNotFoundError(f"{metric_path}: no evaluate module there; pass --metric <path to metrics/{method}>")
 
         # 2. read and validate, naming the file, line and field of any problem
-        lines, rows = read_examples(args.input)
+        mapping = json.loads(args.column_mapping) if args.column_mapping else None
+        lines, rows = read_examples(args.input, bundle.config.task, mapping)
         with_baseline = [row for row in rows if "baseline" in row]
         if with_baseline and len(with_baseline) != len(rows):
             raise DataError(f"{args.input}: {len(with_baseline)} of {len(rows)} lines have a 'baseline'; "
@@ -108,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                                device=args.device, batch_size=args.batch_size)
         results = module.compute(rationales=[r["rationale"] for r in records], labels=[r["label"] for r in records],
                                  inputs=records, baselines=baselines)
-    except (DataError, FileNotFoundError, NotADirectoryError, ValueError, NotImplementedError) as error:
+    except (DataError, FileNotFoundError, NotADirectoryError, ValueError, NotImplementedError, OSError) as error:
         print(f"score_llm_rationales: error: {error}", file=sys.stderr)
         return 2
 

@@ -23,6 +23,7 @@ import threading
 import time
 
 from larev_hf.io import DataError
+from larev_hf.threads import configure_openmp_wait
 
 #: Set to show the traceback of a user error (like ``--debug``).
 DEBUG_ENV = "LAREV_HF_DEBUG"
@@ -77,7 +78,7 @@ class OnceFilter(logging.Filter):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``larev-hf`` parser; ``run``'s flags are generated from the settings dataclasses (:mod:`larev_hf.config`)."""
-    from larev_hf.config import add_run_arguments
+    from larev_hf.config import add_run_arguments, json_object
     from larev_hf.explain.nli import add_nli_train_arguments
     from larev_hf.frame.settings import FrameSettings
     from larev_hf.meta.settings import HumanSettings, MetaSettings
@@ -89,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quiet", action="store_true", help="no progress bars or stage logs")
     parser.add_argument("--debug", action="store_true", help=f"show the traceback of an error (or set {DEBUG_ENV}=1)")
     commands = parser.add_subparsers(dest="command", required=True)
+    # every subcommand's help shows its flags' defaults
+    add_parser = commands.add_parser
+    commands.add_parser = lambda *a, **k: add_parser(*a, formatter_class=argparse.ArgumentDefaultsHelpFormatter, **k)
 
     demo = commands.add_parser("demo", help="the whole pipeline on the embedded synthetic task (offline, CPU, minutes)")
     demo.add_argument("--output-dir", required=True)
@@ -100,9 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--until", default=None, help="stop after this stage (e.g. 'probe'); a later run resumes from there")
 
     evaluate = commands.add_parser("evaluate", help="score another data file with a trained run (no retraining)")
-    evaluate.add_argument("--run-dir", required=True)
-    evaluate.add_argument("--data-file", required=True, help="a file of the run's dataset kind, e.g. .../test.jsonl")
-    evaluate.add_argument("--output-dir", required=True)
+    evaluate.add_argument("--run-dir", required=True, help="a finished run directory (`larev-hf run`)")
+    evaluate.add_argument("--data-file", required=True,
+                          help="JSONL/CSV of explanations: columns premise, hypothesis, label, rationale (NLI) or "
+                          "question, choices, label, rationale (QA), as the bundle script and evaluate.load take "
+                          "them; or a file in the run's data set format (e.g. e-SNLI's test.jsonl)")
+    evaluate.add_argument("--output-dir", required=True, help="where report.md, report.json and scores.jsonl go")
+    evaluate.add_argument("--column-mapping", type=json_object, default=None,
+                          help='schema field → your column, e.g. \'{"rationale": "explanation", "label": "gold"}\'')
 
     meta = commands.add_parser("meta", help="score every method on the VARSuite adversarial families and say which "
                                "metric to trust (AUC of gold vs each family; no retraining)")
@@ -135,6 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--output-dir", required=True, help="the bundle directory (an existing bundle there is replaced)")
     export.add_argument("--push-to-hub", metavar="REPO_ID", default=None, help="also upload the bundle to this Hub model repo")
     export.add_argument("--private", action="store_true", help="create the Hub repo as private")
+    export.add_argument("--force", action="store_true",
+                        help="export even when the evaluators fail the trust checks (gold-rationale accuracy near "
+                        "chance, or Gold − Vacuous not above 0); the card then says so")
     export.add_argument("--calibration", default=None, metavar="CALIBRATION_JSON",
                         help="a calibration fitted by `larev-hf human --calibrate` (calibration.json): the bundle then "
                         "also returns the calibrated score (it may read the method's score, length and rouge_l)")
@@ -144,11 +156,17 @@ def build_parser() -> argparse.ArgumentParser:
 def _export(args: argparse.Namespace) -> int:
     """``larev-hf export``: bundle a run's evaluators, optionally push them; prints where they went."""
     from larev_hf.hub import EvaluatorBundle
+    from larev_hf.hub.trust import MIN_TRAIN_ROWS_ADVICE, Trust
     from larev_hf.runner import StageRunner
 
     try:
         with StageRunner(args.run_dir).lock():  # no run retrains the models while they are copied
             bundle = EvaluatorBundle.from_run(args.run_dir, args.method)
+            trust = Trust(**bundle.config.trust)
+            if not trust.ok and not args.force:
+                print(f"larev-hf: error: {args.run_dir} ({args.method}): {trust.sentence()}. Train on more rows (see "
+                      f"{MIN_TRAIN_ROWS_ADVICE}) or pass --force to export it anyway", file=sys.stderr)
+                return 2
             if args.calibration:
                 import dataclasses
 
@@ -160,7 +178,7 @@ def _export(args: argparse.Namespace) -> int:
     except (FileExistsError, NotADirectoryError) as error:
         print(f"larev-hf: error: {error}", file=sys.stderr)
         return 2
-    print(f"bundle: {path}  ({bundle.hashcode})")
+    print(f"bundle: {path}  ({bundle.hashcode}); {trust.sentence()}")
     if args.push_to_hub:
         try:
             commit = bundle.push_to_hub(args.push_to_hub, private=args.private or None)
@@ -226,6 +244,12 @@ def _varif(args: argparse.Namespace, progress: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
+    try:
+        if not {"-h", "--help"} & set(words) and "torch" not in sys.modules:  # once torch is loaded it is too late
+            configure_openmp_wait()  # before torch loads libgomp: jobs sharing the cores do not starve each other
+    except ValueError as error:
+        print(f"larev-hf: error: {error}", file=sys.stderr)
+        return 2
     offline = False if {"-h", "--help"} & set(words) else detect_offline()  # help never reaches the Hub
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -269,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"stopped after stage {args.until!r}; rerun without --until to continue")
                 return 0
         else:
-            report = Run.load(args.run_dir, progress).evaluate_file(args.data_file, args.output_dir)
+            report = Run.load(args.run_dir, progress).evaluate_file(args.data_file, args.output_dir,
+                                                                    args.column_mapping)
     except (DataError, FileNotFoundError, ValueError, DirectoryLockedError) as error:
         if args.debug or os.environ.get(DEBUG_ENV):
             raise

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ class RunSection:
     """Which metrics a run trains and reports."""
 
     method: str = help_field("rev", "metric(s) to train and report: 'all' or a comma-separated list of the registered "
-                                    "methods (rev, larev, rora, las, rq)", report_only=True)
+                                    f"methods ({', '.join(method_names())})", report_only=True)
     extra: dict[str, Any] = help_field({}, "free-form notes kept with the run", cli=False, report_only=True)
 
     def validate(self, config: RunConfig) -> None:
@@ -45,7 +46,8 @@ class RunSection:
 class DataConfig:
     """Where the data comes from and how baselines and training rationales are built (thesis A.1 steps 1-3)."""
 
-    dataset: str = help_field("synthetic", "dataset kind", choices=DATASETS)
+    dataset: str = help_field("synthetic", "dataset kind; not given: the embedded 'synthetic' task without --data-dir, "
+                              "else the kind whose columns --data-dir's files have (said in one line)", choices=DATASETS)
     data_dir: str | None = help_field(None, "local directory with {train,validation,test}.jsonl, or a Hub dataset name")
     baseline_builder: str = help_field(
         "template", "'template' (offline rules) or an HF model: 'paraphrase:<name>' / 'qa2d:<name>'")
@@ -262,19 +264,48 @@ class RunConfig:
 
 
 # --------------------------------------------------------------------------- the command line
+class _GivenStore(argparse._StoreAction):
+    """A store action that also records that the user gave the flag (``<dest>_given``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        super().__call__(parser, namespace, values, option_string)
+        setattr(namespace, f"{self.dest}_given", True)
+
+
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    """Every section's flags: the core sections in the main list, LoRA and each method in an option group of its own."""
+    """Every section's flags: the core sections in the main list, LoRA and each method in an option group of its own.
+    ``--dataset`` records whether it was given (``dataset_given``): without it, :func:`config_from_args` infers it."""
     for _, cls, group in config_sections():
         add_dataclass_arguments(parser.add_argument_group(group) if group else parser, cls)
+    for action in parser._actions:
+        if action.dest == "dataset":
+            action.__class__ = _GivenStore
+    parser.set_defaults(dataset_given=False)
     data = parser.add_argument_group("--dataset jsonl")
-    data.add_argument("--column-mapping", type=_json_object, default=None,
+    data.add_argument("--column-mapping", type=json_object, default=None,
                       help='schema field → your column, e.g. \'{"label": "answer", "rationale": "explanation"}\'')
     data.add_argument("--task", default=None, choices=("nli", "qa", "yesno"), help="the task kind (default qa)")
     data.add_argument("--label-set", type=comma_list, default=None,
                       help="without a choices column: comma-separated labels")
 
 
-def _json_object(text: str) -> dict:
+def dataset_from_data_dir(data_dir: str | None) -> str:
+    """The data set kind of a ``--data-dir`` given without ``--dataset`` (see :func:`infer_dataset_kind`)."""
+    if data_dir is None:
+        return "synthetic"
+    # imported here, not at the top: `larev-hf --help` must not load the datasets library
+    from larev_hf.data import infer_dataset_kind
+
+    kind = infer_dataset_kind(data_dir)
+    if kind is None:
+        raise ValueError(f"--data-dir {data_dir} without --dataset: its columns match no known data set; pass "
+                         f"--dataset (one of {', '.join(DATASETS)}; 'jsonl' with --column-mapping for your own files)")
+    print(f"larev-hf: --dataset {kind} (inferred from the columns of {data_dir}; pass --dataset to choose)",
+          file=sys.stderr)
+    return kind
+
+
+def json_object(text: str) -> dict:
     import json
 
     try:
@@ -287,10 +318,14 @@ def _json_object(text: str) -> dict:
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
-    """The :class:`RunConfig` of parsed ``larev-hf run`` arguments."""
+    """The :class:`RunConfig` of parsed ``larev-hf run`` arguments. Without ``--dataset``: the embedded synthetic
+    task when ``--data-dir`` is not given either, the kind inferred from a local directory's columns (said in one
+    line), or an error that asks for ``--dataset``."""
     values = {}
     for _, cls, _ in config_sections():
         values.update(field_values(cls, args))
+    if not getattr(args, "dataset_given", True):
+        values["dataset"] = dataset_from_data_dir(values.get("data_dir"))
     options = {"column_mapping": args.column_mapping, "task": args.task, "label_set": args.label_set}
     values["loader_options"] = {key: value for key, value in options.items() if value is not None}
     return RunConfig(**values)

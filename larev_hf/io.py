@@ -74,14 +74,29 @@ def read_csv(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
         raise DataError(f"{path}: not valid UTF-8 ({error.reason}); expected a UTF-8 encoded CSV file") from None
 
 
+def current_umask() -> int:
+    """The process's umask (read by setting and restoring it: POSIX has no read-only call)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def shareable(path: str | os.PathLike, directory: bool = False) -> None:
+    """Give a file made by :mod:`tempfile` (0600, directories 0700) the mode a plain ``open``/``mkdir`` would have
+    given it under the process's umask, so reports and bundles meant to be shared are readable by others."""
+    os.chmod(path, (0o777 if directory else 0o666) & ~current_umask())
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; it replaces ``path`` only if the block succeeds."""
+    """Yield a temporary path beside ``path``; it replaces ``path`` only if the block succeeds. The file gets the
+    umask's mode (not mkstemp's private 0600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
+    shareable(tmp)
     try:
         yield tmp
         os.replace(tmp, path)

@@ -22,7 +22,7 @@ from larev_hf.data import (
     add_baselines,
     add_variants,
     load_examples,
-    load_schema_jsonl,
+    load_explanations,
     make_baseline_builder,
     source_files,
 )
@@ -33,6 +33,7 @@ from larev_hf.modeling import build_model, build_tokenizer, check_backbone, is_p
 from larev_hf.report import separation_title, write_report
 from larev_hf.runner import StageRunner
 from larev_hf.scores import VARIANTS
+from larev_hf.scores.stats import summarize_by_label
 from larev_hf.training import train_on_records
 
 logger = logging.getLogger(__name__)
@@ -206,6 +207,8 @@ class Run:
             pointwise = scored.scores if scored.scores is not None else \
                 get_method(name).pointwise(self, records, variants, shared)
             result["pointwise"][name] = {v: [float(x) for x in values] for v, values in pointwise.items()}
+            if "gold" in pointwise:  # per gold label: a leak that works for one label shows (issue 32)
+                scored.summary["by_label"] = summarize_by_label(pointwise, [r["label"] for r in records])
             result["accuracy"].update(scored.accuracy)
             result.update(scored.extra)
             for column, values in scored.columns.items():
@@ -312,23 +315,24 @@ class Run:
                 return {"dataset": self.config.dataset, "split": "test", "n_examples": 0, "methods": {}, "until": until}
         return read_json(self.path("report.json"))
 
-    def evaluate_file(self, data_file: str | os.PathLike, output_dir: str | os.PathLike) -> dict:
-        """Score another file of the same dataset kind with this run's trained models (no retraining); a multi-seed
-        run scores it with every seed's models and reports the across-seed figures (each seed's rows in
-        ``seed-<k>/scores.jsonl`` beside the first seed's ``scores.jsonl``)."""
-        data_file = Path(data_file)
+    def evaluate_file(self, data_file: str | os.PathLike, output_dir: str | os.PathLike,
+                      column_mapping: dict[str, str] | None = None) -> dict:
+        """Score another file with this run's trained models (no retraining): the run's data set format, or the
+        "my explanations" format (:data:`larev_hf.data.EXPLANATION_COLUMNS`, the bundle script's and
+        ``evaluate.load``'s), ``column_mapping`` renaming its columns. A multi-seed run scores it with every seed's
+        models and reports the across-seed figures (each seed's rows in ``seed-<k>/scores.jsonl`` beside the first
+        seed's ``scores.jsonl``)."""
         views = self.seed_views()
         needed = ["tokenizer", *(stage.name for stage in self.method_stages())]
         missing = [view.stage_name(name) for view in views for name in needed if not view.is_done(name)]
         if missing:
             raise FileNotFoundError(f"{self.dir}: stages {missing} have not finished; run `larev-hf run` first")
         cfg = self.config
-        source, split = (str(data_file.parent), data_file.stem) if data_file.is_file() else (str(data_file), "test")
+        data_file = Path(data_file)
+        split = data_file.stem if data_file.is_file() else "test"
         builder = baseline_builder_from_spec(cfg.baseline_builder, cfg.seed)
-        if cfg.dataset == "synthetic":  # generated data has no source format: a file of it is in the schema
-            dataset = load_schema_jsonl(data_file)
-        else:
-            dataset = load_examples(cfg.dataset, source, split, seed=cfg.seed, **cfg.loader_options)
+        task = next(read_jsonl(self.path("data", "test.jsonl")))[1]["task"]
+        dataset = load_explanations(data_file, cfg.dataset, task, column_mapping, cfg.loader_options)
         records = add_variants(add_baselines(dataset, builder)).to_list()
         with self.runner.lock():  # outputs written under the lock too: they may sit inside the run directory
             output_dir = Path(output_dir)

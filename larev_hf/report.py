@@ -112,9 +112,15 @@ def _listing(items: list[str], last: str = "and") -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
 
 
+#: A separation whose whole 95% interval lies closer to 0 than this (nats) is reported as none: the table rounds it to
+#: ±0.00 and a verdict of "above" or "below" would be read as an effect.
+NEGLIGIBLE_NATS = 0.01
+
+
 def verdict(report: dict[str, Any]) -> list[str]:
     """One sentence per metric, derived from its separations' 95% intervals: which variants it separates from Gold
-    (interval above 0), which it does not (interval includes 0) and which it prefers to Gold (interval below 0)."""
+    (interval above 0), which it does not (interval includes 0, or lies within ±:data:`NEGLIGIBLE_NATS` nats) and
+    which it prefers to Gold (interval below 0)."""
     lines = []
     for name, entry in report["methods"].items():
         if _group(entry) == "baseline":
@@ -123,6 +129,8 @@ def verdict(report: dict[str, Any]) -> list[str]:
         for key, (low, high) in entry["ci95"].items():
             if key == "sum" or low is None or high is None:
                 continue
+            if _group(entry) == "nats" and max(abs(low), abs(high)) < NEGLIGIBLE_NATS:
+                low, high = 0.0, 0.0  # a difference too small to state a direction
             if key == "gold_minus_gold_leaky":  # gold + the label: scoring it like gold is right, above gold is not
                 leaky_note = ("rewards the appended label (Gold-Leaky above Gold)" if high < 0 else
                               "scores Gold-Leaky like Gold (right: it holds all of gold's content)" if low <= 0 else
@@ -134,7 +142,8 @@ def verdict(report: dict[str, Any]) -> list[str]:
         if separated:
             parts.append(f"separates Gold from {_listing(separated)}")
         if unclear:
-            parts.append(f"does not separate Gold from {_listing(unclear, 'or')} (the interval includes 0)")
+            parts.append(f"does not separate Gold from {_listing(unclear, 'or')} (the interval includes 0 or lies "
+                         f"within ±{NEGLIGIBLE_NATS} nats)")
         if reversed_:
             parts.append(f"scores {_listing(reversed_)} above Gold")
         if leaky_note:
@@ -160,7 +169,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         out += [f"Trained with {_listing(flags)}: settings that change what the evaluators learn (docs/scale.md).", ""]
     out += ["## Verdict", "", *(f"- {line}" for line in verdict(report)), "",
             "A separation is a metric's Gold score minus a degraded variant's (Gold-Leaky: gold + \"The answer is "
-            "<label>.\"; Vacuous: a label-free filler; Leaky: the label sentence alone). A good metric separates Gold "
+            "<label>.\"; Vacuous: the vacuous baseline b alone, which restates the input with the label; Leaky: the "
+            "label sentence alone). A good metric separates Gold "
             f"from Vacuous and Leaky and gives Gold-Leaky no more than Gold. How to read this report: {READING_GUIDE}.", ""]
     if methods:
         out += ["## Absolute scores (nats; thesis tables 5.3 / 5.9)", ""]
@@ -174,6 +184,18 @@ def render_markdown(report: dict[str, Any]) -> str:
         out.append(markdown_table(["Method"] + [variant_title(v) for v in degraded],
                           [[name.upper()] + [f"{100 * e['win_rate'][v]:.1f}%" if v in e["win_rate"] else "" for v in degraded]
                            for name, e in with_wins.items()]))
+    by_label = {name: e for name, e in methods.items() if e.get("by_label")}
+    if by_label:
+        out += ["", "## By gold label: separation, mean (gold-win rate)", "",
+                "A leak that works for one label only is hidden in the means above; here each label's examples alone.",
+                ""]
+        degraded = _union(with_wins.values(), "win_rate") if with_wins else []
+        out.append(markdown_table(["Method", "Gold label", "n"] + [f"Gold − {variant_title(v)}" for v in degraded],
+                                  [[name.upper(), label, str(cell["n"])]
+                                   + [f"{_fmt(cell['separations'].get(f'gold_minus_{v}'))} "
+                                      f"({100 * cell['win_rate'][v]:.0f}%)" if v in cell["win_rate"] else ""
+                                      for v in degraded]
+                                   for name, e in by_label.items() for label, cell in e["by_label"].items()]))
     if simulated:
         out += ["", "## Simulatability: accuracy with − without the rationale (LAS: Hase et al. 2020; RQ: Wiegreffe et al. "
                 "2021; n/a = undefined, a leakage group is empty)", ""]

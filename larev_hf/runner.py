@@ -24,18 +24,21 @@ from pathlib import Path
 from typing import Any
 
 from larev_hf.io import read_json, write_json
+from larev_hf.threads import spin_setting
 
 logger = logging.getLogger(__name__)
 
 
 def compute_environment() -> dict[str, Any]:
     """What a stage's floating-point results depend on beyond seed and data: library versions, device and torch's
-    CPU thread count (a different count changes summation order, hence trained weights)."""
+    CPU thread count (a different count changes summation order, hence trained weights); and, for the stage's wall
+    time only, how its OpenMP threads waited (:mod:`larev_hf.threads`; no score depends on it)."""
     import torch
     import transformers
 
     return {"torch": torch.__version__, "transformers": transformers.__version__, "torch_threads": torch.get_num_threads(),
-            "cuda_device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+            "cuda_device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+            "omp_spin": spin_setting()}
 
 
 class DirectoryLockedError(RuntimeError):

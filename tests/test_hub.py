@@ -114,12 +114,13 @@ def test_save_refuses_to_overwrite_what_is_not_a_bundle(tiny_bundles, tmp_path):
 
 
 def test_cli_export_and_an_offline_push_failure(tiny_run, tmp_path, capsys, monkeypatch):
-    assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "rev", "--output-dir", str(tmp_path / "b")]) == 0
+    assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "rev", "--output-dir", str(tmp_path / "b"),
+                 "--force"]) == 0
     assert f"(larev-hf:rev:{EvaluatorBundle.from_run(tiny_run, 'rev').settings_hash})" in capsys.readouterr().out
     assert read_json(tmp_path / "b" / CONFIG_NAME)["method"] == "rev"
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
     code = main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "rev", "--output-dir", str(tmp_path / "c"),
-                 "--push-to-hub", "someone/rev-tiny"])
+                 "--push-to-hub", "someone/rev-tiny", "--force"])
     assert code == 1
     assert "pushing to someone/rev-tiny failed" in capsys.readouterr().err
     assert (tmp_path / "c" / CONFIG_NAME).is_file()
@@ -272,11 +273,11 @@ def _config(bundle_dir: Path) -> dict:
 def test_a_missing_bundle_fails_clearly(tiny_run, tmp_path):
     with pytest.raises(FileNotFoundError, match="is a run directory: export it with `larev-hf export"):
         EvaluatorBundle.from_pretrained(tiny_run)
-    with pytest.raises(FileNotFoundError, match="./nowhere/bundle: no such directory"):
+    with pytest.raises(FileNotFoundError, match="./nowhere/bundle: no such local directory"):
         EvaluatorBundle.from_pretrained("./nowhere/bundle")
     with pytest.raises(NotADirectoryError, match="is a file; expected an evaluator bundle directory"):
         EvaluatorBundle.from_pretrained(tiny_run / "report.json")
-    with pytest.raises(FileNotFoundError, match="someone/no-such-bundle: not a local directory, and the Hugging Face Hub"):
+    with pytest.raises(FileNotFoundError, match="someone/no-such-bundle: no such local directory, and not a Hub repo the Hugging Face Hub could"):
         EvaluatorBundle.from_pretrained("someone/no-such-bundle", cache_dir=tmp_path / "hub-cache", local_files_only=True)
 
 

@@ -306,7 +306,7 @@ def test_a_calibrated_bundle_returns_the_calibrated_score_through_evaluate_load(
                               coef=[0.7, -0.3, 0.4], intercept=0.1)
     calibration.save(tmp_path / "calibration.json")
     assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "larev", "--output-dir",
-                 str(tmp_path / "bundle"), "--calibration", str(tmp_path / "calibration.json")]) == 0
+                 str(tmp_path / "bundle"), "--calibration", str(tmp_path / "calibration.json"), "--force"]) == 0
     records = Run.load(tiny_run, progress=False).split_records("test")[:6]
     monkeypatch.chdir(tmp_path)  # evaluate.load from another directory
     module = evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / "bundle"),
@@ -322,5 +322,5 @@ def test_a_calibrated_bundle_returns_the_calibrated_score_through_evaluate_load(
     refused = Calibration(**{**calibration.to_dict(), "features": ["rev", "length", "rouge_l"]})
     refused.save(tmp_path / "refused.json")
     assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "larev", "--output-dir",
-                 str(tmp_path / "b2"), "--calibration", str(tmp_path / "refused.json")]) == 2
+                 str(tmp_path / "b2"), "--calibration", str(tmp_path / "refused.json"), "--force"]) == 2
     assert "calibration reads ['rev'], which a larev bundle cannot compute" in capsys.readouterr().err

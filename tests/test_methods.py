@@ -84,7 +84,8 @@ def test_a_method_registered_in_a_test_file_runs_reports_exports_and_loads_in_ev
     assert (run_dir / "stages" / "toy_copy.done").is_file()
     assert "| TOY |" in (run_dir / "report.md").read_text()
 
-    assert main(["export", "--run-dir", str(run_dir), "--method", "toy", "--output-dir", str(bundle_dir)]) == 0
+    assert main(["export", "--run-dir", str(run_dir), "--method", "toy", "--output-dir", str(bundle_dir),
+                 "--force"]) == 0
     assert read_json(bundle_dir / "config_larev.json")["method"] == "toy"
     assert "@inproceedings{chen-etal-2023-rev" in (bundle_dir / "README.md").read_text()
 

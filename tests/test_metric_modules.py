@@ -23,7 +23,7 @@ from larev_hf.metric import load_bundle
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = ("larev", "rev", "rora", "bundle")
-OUTPUT_KEYS = {"scores", "mean_score", "log_p_rationale", "log_p_baseline", "baselines", "hashcode"}
+OUTPUT_KEYS = {"scores", "mean_score", "log_p_rationale", "log_p_baseline", "baselines", "hashcode", "relative_scores"}
 
 
 def load_module(method: str, evaluator, **kwargs) -> evaluate.EvaluationModule:

@@ -18,7 +18,7 @@ def test_the_verdict_follows_the_intervals() -> None:
                                                         "gold_minus_gold_leaky": [-0.03, -0.01], "sum": [-0.07, -0.01]}),
     }}
     larev, rev = verdict(report)
-    assert larev == ("**LAREV** separates Gold from Leaky; does not separate Gold from Vacuous (the interval includes 0); "
+    assert larev == ("**LAREV** separates Gold from Leaky; does not separate Gold from Vacuous (the interval includes 0 or lies within ±0.01 nats); "
                      "scores Gold-Leaky like Gold (right: it holds all of gold's content).")
     assert rev.startswith("**REV** scores Leaky above Gold; rewards the appended label (Gold-Leaky above Gold).")
     assert "near 0 nats" in rev and "near 0 nats" not in larev  # REV's scores are all within 0.05 nats of 0

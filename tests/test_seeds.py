@@ -110,7 +110,7 @@ def test_an_ensemble_bundle_scores_the_mean_of_its_seeds_through_evaluate_load(s
     from larev_hf.cli import main
 
     assert main(["--quiet", "export", "--run-dir", str(seed_run), "--method", "larev", "--output-dir",
-                 str(tmp_path / "bundle")]) == 0
+                 str(tmp_path / "bundle"), "--force"]) == 0
     run = Run.load(seed_run, progress=False)
     records = run.split_records("test")[:5]
     own = [get_method("larev").pointwise(view, records, {"g": [r["rationale"] for r in records]}, {})["g"]

@@ -58,7 +58,8 @@ from larev_hf.hub.files import (
 )
 from larev_hf.hub.inputs import build_records
 from larev_hf.hub.scoring import BundleScores, calibrated_scores, ensemble_mean
-from larev_hf.io import DataError, read_json, write_json, write_text
+from larev_hf.hub.trust import assess, chance_level
+from larev_hf.io import DataError, read_json, read_jsonl, shareable, write_json, write_text
 from larev_hf.methods import Method, exportable_methods, get_method
 
 if TYPE_CHECKING:
@@ -188,6 +189,8 @@ class EvaluatorBundle:
             baseline_builder=builder, models=dict(spec.roles), dataset=cfg.dataset,
             training=read_json(run.path("run_config.json")), files_sha256=checksums(sources),
             seeds=[v.config.seed for v in views] if seed_models else None, seed_models=seed_models or None,
+            trust=assess(report, method, spec.roles.get("rationale", ""), chance_level(
+                [record["choices"] for _, record in read_jsonl(run.path("data", "test.jsonl"))])).to_dict(),
         )
         return cls(config, report, sources, device=device)
 
@@ -318,6 +321,7 @@ class EvaluatorBundle:
                                   "(choose a new directory)")
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        shareable(tmp, directory=True)  # mkdtemp's 0700 would keep the bundle from a colleague or a web server
         try:
             for name, source in sorted(self.sources.items()):
                 shutil.copytree(source, tmp / name)
@@ -423,6 +427,7 @@ class EvaluatorBundle:
         *,
         batch_size: int = 64,
         progress: bool = False,
+        relative: bool = True,
     ) -> BundleScores:
         """Score rationales: per-example scores in nats (higher = more new label information).
 
@@ -434,6 +439,8 @@ class EvaluatorBundle:
             baselines (`Sequence[str]`, *optional*): vacuous baselines b; made by the bundle's builder when `None`.
             batch_size (`int`, *optional*, defaults to 64): scoring batch size.
             progress (`bool`, *optional*, defaults to `False`): show progress bars.
+            relative (`bool`, *optional*, defaults to `True`): also score each baseline b as the rationale and return
+                ``relative`` = score − that score (a second scoring pass; bundles that read b only).
         """
         records = self.records(rationales, labels, inputs, baselines)
         scorers = [self.spec.bundle_scorer({role: self.model(role, seed) for role in self.config.models},
@@ -447,6 +454,11 @@ class EvaluatorBundle:
         scores, log_p_rationale, log_p_baseline, seed_scores = ensemble_mean(results)
         calibrated = None if self.config.calibration is None else \
             calibrated_scores(self.config.calibration, self.config.method, scores, records)
+        vacuous = None
+        if relative and scorers[0].needs_baselines:  # the instance's own reference point: b as the rationale
+            vacuous = ensemble_mean([scorer.score(baselines, [r["label"] for r in records], records, baselines,
+                                                  progress) for scorer in scorers])[0]
         return BundleScores(scores=scores, log_p_rationale=log_p_rationale, log_p_baseline=log_p_baseline,
                             baselines=list(baselines) if baselines is not None else None, hashcode=self.hashcode,
-                            calibrated=calibrated, seed_scores=seed_scores)
+                            calibrated=calibrated, seed_scores=seed_scores,
+                            relative=None if vacuous is None else scores - vacuous)

@@ -48,6 +48,8 @@ class BundleConfig:
         seeds (`list[int]`, *optional*): an ensemble bundle's evaluator seeds (``larev-hf export`` of a run trained with
             ``--seeds``); the first seed's models are ``models``, every other seed's ``seed_models[str(seed)]``
             (role → directory); ``score`` returns the mean over seeds and each seed's scores.
+        trust (`dict`, *optional*): :class:`~larev_hf.hub.trust.Trust` of the evaluators at export (gold-rationale
+            accuracy against chance, Gold − Vacuous with its interval, the problems found); the card states it.
         format_version (`int`, *optional*): the bundle layout version.
         library_version (`str`, *optional*): the larev-hf version that wrote the bundle.
     """
@@ -66,6 +68,7 @@ class BundleConfig:
     calibration: dict[str, Any] | None = None
     seeds: list[int] | None = None
     seed_models: dict[str, dict[str, str]] | None = None
+    trust: dict[str, Any] | None = None
     format_version: int = FORMAT_VERSION
     library_version: str = __version__
 
@@ -114,7 +117,8 @@ class BundleConfig:
         """Validate and build; a missing key or a bad value raises a ``ValueError`` naming ``source``."""
         names = [f.name for f in fields(cls)]
         required = [f.name for f in fields(cls) if f.name not in ("files_sha256", "tokenizer", "calibration", "seeds",
-                                                                   "seed_models", "format_version", "library_version")]
+                                                                   "seed_models", "trust", "format_version",
+                                                                   "library_version")]
         missing = [name for name in required if name not in values]
         if missing:
             raise ValueError(f"{source}: missing key(s) {missing}; expected the keys {names}")

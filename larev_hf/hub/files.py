@@ -13,7 +13,10 @@ from larev_hf.io import file_sha256, read_jsonl
 
 
 def _looks_like_path(text: str) -> bool:
-    return text.startswith((".", "/", "~")) or "\\" in text or text.count("/") > 1 or os.path.isabs(text)
+    """A local path for sure: it starts like one, has more than one ``/``, or its first part is a local directory
+    (``bundles/larev-esnl`` beside ``bundles/``: a typo of a local bundle, not a Hub ``user/repo``)."""
+    return (text.startswith((".", "/", "~")) or "\\" in text or text.count("/") > 1 or os.path.isabs(text)
+            or ("/" in text and Path(text).parent.is_dir()))
 
 
 def resolve_bundle_dir(
@@ -32,8 +35,9 @@ def resolve_bundle_dir(
     if path.exists():
         raise NotADirectoryError(f"{text} is a file; expected an evaluator bundle directory (`larev-hf export`) or a Hub repo id")
     if _looks_like_path(text):
-        raise FileNotFoundError(f"{text}: no such directory; expected an evaluator bundle directory (`larev-hf export`) "
-                                "or a Hub repo id such as 'user/larev-esnli'")
+        raise FileNotFoundError(f"{text}: no such local directory (and not a Hub repo id either: it names a local "
+                                f"path); expected an evaluator bundle directory (`larev-hf export`) or a Hub repo id "
+                                "such as 'user/larev-esnli'")
     from huggingface_hub import snapshot_download
 
     try:
@@ -41,8 +45,9 @@ def resolve_bundle_dir(
                                       local_files_only=local_files_only, library_name="larev-hf",
                                       library_version=__version__))
     except Exception as error:  # noqa: BLE001 - offline, unknown repo, bad id: all mean "not found"
-        raise FileNotFoundError(f"{text}: not a local directory, and the Hugging Face Hub could not provide it "
-                                f"({type(error).__name__}: {error})") from error
+        reason = (str(error).strip().splitlines() or [""])[0][:200]
+        raise FileNotFoundError(f"{text}: no such local directory, and not a Hub repo the Hugging Face Hub could "
+                                f"provide either ({type(error).__name__}: {reason})") from None
 
 
 def task_and_label_set(train_file: Path) -> tuple[str, list[str] | None]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
+from larev_hf.hub.trust import Trust
 from larev_hf.io import read_json
 from larev_hf.methods import get_method
 from larev_hf.report import separation_title, variant_title
@@ -31,6 +32,17 @@ TASK_TYPE = "rationale-evaluation"
 #: The ``evaluate`` modules shipped with the package (:func:`larev_hf.metric_path`); other methods use ``bundle``.
 METRIC_MODULES = ("larev", "rev", "rora", "bundle")
 
+
+
+#: What a score's sign and size mean: the one sentence the card, docs/hub.md, docs/faq.md and README share.
+SCORE_MEANING = (
+    "A score is how many nats more (positive) or less (negative) log-probability the evaluator gives the label with "
+    "the rationale than the baseline model gives it from the vacuous baseline alone: positive means the rationale "
+    "adds label-relevant information, about 0 means nothing new. Raw scores carry a per-label offset (an evaluator "
+    "can be less sure of one label whatever the rationale), so rank explanations of the same instance, or use "
+    "`relative_scores` (the score minus the same evaluator's score of the vacuous baseline as the rationale) across "
+    "instances and labels."
+)
 
 
 def model_card_template() -> str:
@@ -163,6 +175,8 @@ def make_model_card(bundle: EvaluatorBundle, repo_id: str | None = None) -> Mode
         larev_weights=", ".join(f"{key} = {value}" for key, value in _larev_weights(bundle).items()),
         training_json=json.dumps(training, indent=2, sort_keys=True),
         citation=citation(config.method),
+        score_meaning=SCORE_MEANING,
+        trust_sentence=Trust(**config.trust).sentence() if config.trust else "not recorded (a bundle made by hand)",
     )
 
 

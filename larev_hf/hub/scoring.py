@@ -32,6 +32,10 @@ class BundleScores:
     calibrated: np.ndarray | None = None
     #: each evaluator seed's scores (an ensemble bundle), ``[seeds, examples]``
     seed_scores: np.ndarray | None = None
+    #: the score minus the same evaluators' score of the vacuous baseline b as the rationale (the instance's own
+    #: Gold − Vacuous reference point): comparable across instances and labels, where a raw score carries a per-label
+    #: offset (issue 33). ``None`` for bundles that read the input, not a baseline (RoRA).
+    relative: np.ndarray | None = None
 
     @property
     def mean(self) -> float:
@@ -51,6 +55,8 @@ class BundleScores:
                "baselines": self.baselines, "hashcode": self.hashcode}
         if self.calibrated is not None:
             out["calibrated_scores"] = [float(x) for x in self.calibrated]
+        if self.relative is not None:
+            out["relative_scores"] = [float(x) for x in self.relative]
         if self.seed_scores is not None:
             out["seed_scores"] = [[float(x) for x in row] for row in self.seed_scores]
             out["seed_std"] = [float(x) for x in self.seed_std]

@@ -104,3 +104,44 @@ def rationale_environments(example: dict, mask_token: str, seed: int = 0) -> dic
     counter = random.Random(f"{seed}:{example['id']}:rationale").choice(others) if others else label
     return {"rationale_mask": pattern.sub(lambda _: mask_token, rationale),
             "rationale_swap": pattern.sub(lambda _: counter, rationale)}
+
+
+#: Grounding environments (issue 32; our extension, not the thesis's): b kept, the rationale replaced by one that is
+#: not an explanation of this input — another training instance's gold (of any label) or this gold's words in a
+#: random order — with this instance's label as the target.
+GROUNDING_ENVIRONMENTS = ("other_instance", "word_shuffle")
+
+
+def word_shuffle(text: str, rng: random.Random) -> str:
+    """``text``'s whitespace-separated words in a random order (the same words, none of what they said); the text
+    itself when it has fewer than two distinct words."""
+    words = text.split()
+    if len(set(words)) < 2:
+        return text
+    shuffled = words[:]
+    while shuffled == words:
+        rng.shuffle(shuffled)
+    return " ".join(shuffled)
+
+
+def grounding_rationales(records: list[dict], seed: int = 0) -> list[dict[str, str]]:
+    """Per training record, the rationales of :data:`GROUNDING_ENVIRONMENTS`: ``other_instance`` is the gold
+    rationale of another record drawn by (seed, id) from all records (any label: its label cues do not predict this
+    record's label) with a different rationale text; ``word_shuffle`` is :func:`word_shuffle` of this record's gold.
+
+    In an IRM group with E1-E3 (same target y), a Φ that trusts a rationale's label cues whatever the rationale is
+    about has a different risk in these environments than in E1-E3; the invariant predictor uses r only where r is an
+    explanation of this input (docs/method.md, "Grounded LAREV")."""
+    if len(records) < 2:
+        raise ValueError("grounding environments need at least two training records (another instance's rationale)")
+    if len({r["rationale"] for r in records}) < 2:
+        raise ValueError("grounding environments need two different training rationales; every one is the same text")
+    out = []
+    for index, record in enumerate(records):
+        rng = random.Random(f"{seed}:{record['id']}:grounding")
+        other = index
+        while other == index or records[other]["rationale"] == record["rationale"]:
+            other = rng.randrange(len(records))
+        out.append({"other_instance": records[other]["rationale"],
+                    "word_shuffle": word_shuffle(record["rationale"], rng)})
+    return out

@@ -36,7 +36,7 @@ import numpy as np
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
 from larev_hf.meta.seeds import render_seed_aucs, seed_aucs
 from larev_hf.meta.settings import DEFAULT_FAMILIES, FAMILY_LETTERS, REFERENCE, MetaSettings
-from larev_hf.meta.stats import EXPECTED_ORDER, NOT_WORSE_THAN_GOLD, summarize_method
+from larev_hf.meta.stats import EXPECTED_ORDER, NOT_WORSE_THAN_GOLD, auc, summarize_method
 from larev_hf.meta.suite import (
     FAMILIES,
     build_suite_with_skips,
@@ -192,8 +192,10 @@ class MetaEvaluation:
 
     # ----------------------------------------------------------------- report
     def write_report(self) -> dict[str, Any]:
+        labels = {record["id"]: record["label"] for record in self.records()}
         methods = {name: meta_summary(name, [row for _, row in read_jsonl(self.dir / "scores" / f"{name}.jsonl")],
-                                      n_boot=self.settings.n_boot, seed=self.seed) for name in self.methods()}
+                                      n_boot=self.settings.n_boot, seed=self.seed, labels=labels)
+                   for name in self.methods()}
         markers = self.runner.markers()
         report = assemble_report(self.run.config.dataset, self.settings.split, self.suite(),
                                  read_json(self.dir / "suite_skips.json"), methods,
@@ -213,10 +215,31 @@ def scored_rows(rows: Sequence[Mapping[str, Any]], scores: Sequence[float]) -> l
             for row, value in zip(rows, scores, strict=True)]
 
 
+def by_label_aucs(scored_rows: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> dict[str, dict]:
+    """Per gold label (``labels``: example id → gold label), per family: the AUC of gold against the family on that
+    label's examples, the paired gold-win rate (ties ½) and the number of pairs (issue 32: a leak that works for one
+    label is hidden in the AUC over all labels)."""
+    gold = {row["id"]: row["score"] for row in scored_rows if row["family"] == REFERENCE}
+    out: dict[str, dict] = {}
+    for label in dict.fromkeys(labels[i] for i in gold):
+        ids = {i for i in gold if labels[i] == label}
+        cells = {}
+        for family in dict.fromkeys(row["family"] for row in scored_rows if row["family"] != REFERENCE):
+            pairs = [(gold[row["id"]], row["score"]) for row in scored_rows
+                     if row["family"] == family and row["id"] in ids]
+            if pairs:
+                g, f = np.array(pairs).T
+                cells[family] = {"auc": auc(np.array([gold[i] for i in ids]), f),
+                                 "win_rate": float(np.mean((g > f) + 0.5 * (g == f))), "n": len(pairs)}
+        out[str(label)] = cells
+    return out
+
+
 def meta_summary(name: str, scored_rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, seed: int = 0,
-                 title: str | None = None) -> dict:
+                 title: str | None = None, labels: Mapping[str, str] | None = None) -> dict:
     """:func:`~larev_hf.meta.stats.summarize_method` of one method's scored suite rows (``id``, ``family``,
-    ``score``), with the method's title (or ``title``), kind and unit."""
+    ``score``), with the method's title (or ``title``), kind and unit; with ``labels`` (id → gold label) also
+    :func:`by_label_aucs` as ``by_label``."""
     scores: dict[str, list[float]] = {}
     ids: dict[str, list[str]] = {}
     for row in scored_rows:
@@ -224,7 +247,8 @@ def meta_summary(name: str, scored_rows: Sequence[Mapping[str, Any]], n_boot: in
         ids.setdefault(row["family"], []).append(row["id"])
     method = get_method(name)
     summary = summarize_method(scores, ids, n_boot=n_boot, seed=seed, reference=REFERENCE)
-    return {"title": title or method.title, "kind": method.kind, "unit": method.unit, **summary}
+    return {"title": title or method.title, "kind": method.kind, "unit": method.unit, **summary,
+            **({"by_label": by_label_aucs(scored_rows, labels)} if labels else {})}
 
 
 def assemble_report(dataset: str, split: str, rows: Sequence[Mapping[str, Any]], skipped: Mapping[str, Sequence[str]],
@@ -308,6 +332,15 @@ def render_meta_markdown(report: dict[str, Any]) -> str:
     out.append(markdown_table(["Method", "Unit", *titles],
                       [[entry["title"], entry["unit"], *(_cell(entry["families"][f]["mean_separation"]) for f in families)]
                        for entry in methods.values()]))
+    labelled = {name: e for name, e in methods.items() if e.get("by_label") and e["kind"] != "baseline"}
+    if labelled:
+        out += ["", "## AUC of gold against each family, by gold label", "",
+                "Each label's examples alone: a leak that works for one label (e.g. \"the answer is entailment .\") "
+                "shows here, not in the AUC over all labels.", ""]
+        out.append(markdown_table(["Method", "Gold label", *titles],
+                                  [[entry["title"], label, *(_cell(cells[f]["auc"]) if f in cells else "n/a"
+                                                             for f in families)]
+                                   for entry in labelled.values() for label, cells in entry["by_label"].items()]))
     out += ["", "## Families", ""]
     out.append(markdown_table(["Family", "VARIF §4", "Rows", "Examples skipped"],
                       [[family, info["letter"] or "", str(info["n_rows"]), str(info["n_skipped"])]

@@ -32,7 +32,18 @@ from typing import Any
 import numpy as np
 
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
-from larev_hf.meta.human_stats import STATISTICS, agreement_table, difference
+from larev_hf.meta.human_stats import (
+    STATISTICS,
+    acceptability_auc,
+    agreement_table,
+    annotator_agreement,
+    difference,
+    pairwise_agreement,
+    select_one,
+    select_one_references,
+    share_of_ceiling,
+    spearman,
+)
 from larev_hf.meta.judgments import instance_half, load_judgments
 from larev_hf.meta.settings import HumanSettings
 from larev_hf.methods import get_method
@@ -226,10 +237,43 @@ class HumanEvaluation:
             report["human"][human] = {
                 **{k: v for k, v in table.items() if k != "replicates"},
                 "differences": {name: {other: {stat: difference(table, name, other, stat) for stat in STATISTICS}
-                                       for other in columns if other != name} for name in learned}}
+                                       for other in columns if other != name} for name in learned},
+                **ceiling_figures({name: values[keep] for name, values in columns.items()}, kept, human,
+                                  table["metrics"])}
         write_human_report(report, self.dir, columns={n: v[keep] for n, v in columns.items()},
                            human={h: np.array([r["numbers"][h] for r in kept]) for h in self.settings.human_columns})
         return report
+
+
+def ceiling_figures(columns: Mapping[str, np.ndarray], records: Sequence[Mapping[str, Any]], human: str,
+                    metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Issue 32's figures beside the agreement table: select-1 per metric with random and oracle; the annotators'
+    own agreement from their votes (when every record has the same number of votes for ``human``) and each metric's
+    agreement as a share of it; with a ``source`` column, the point statistics per source (crowd vs GPT-3, ...)."""
+    judged = np.array([r["numbers"][human] for r in records])
+    instances = [r["instance"] for r in records]
+    out: dict[str, Any] = {
+        "select_1": {name: select_one(values, judged, instances) for name, values in columns.items()},
+        "select_1_references": select_one_references(judged, instances)}
+    votes = [r.get("votes", {}).get(human) for r in records]
+    if all(votes) and len({len(v) for v in votes}) == 1 and len(votes[0]) >= 2:
+        ceiling = annotator_agreement(votes, instances)
+        out["annotators"] = ceiling
+        out["share_of_ceiling"] = {name: {stat: share_of_ceiling(entry[stat]["value"], ceiling["one_vs_rest"][stat],
+                                                                 stat) for stat in STATISTICS}
+                                   for name, entry in metrics.items()}
+    sources = sorted({r["source"] for r in records if "source" in r})
+    if len(sources) > 1:
+        out["by_source"] = {}
+        for source in sources:
+            rows = np.array([r.get("source") == source for r in records])
+            ids = [i for i, keep in zip(instances, rows, strict=True) if keep]
+            out["by_source"][source] = {"n": int(rows.sum()), "metrics": {
+                name: {"spearman": spearman(values[rows], judged[rows]),
+                       "auc": acceptability_auc(values[rows], judged[rows]),
+                       "pairwise": pairwise_agreement(values[rows], judged[rows], ids)[0]}
+                for name, values in columns.items()}}
+    return out
 
 
 # --------------------------------------------------------------------------- rendering
@@ -240,6 +284,10 @@ def _interval(entry: Mapping[str, Any]) -> str:
         return "n/a"
     ci = entry.get("ci95")
     return f"{entry['value']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None or not np.isfinite(value) else f"{value:.3f}"
 
 
 def _signed(entry: Mapping[str, Any]) -> str:
@@ -262,9 +310,34 @@ def render_human_markdown(report: Mapping[str, Any]) -> str:
                 f"within-instance pairs ranked differently by the annotators; {entry['n_acceptable']} acceptable "
                 f"(≥ ½) and {entry['n_unacceptable']} unacceptable (0) explanations.", ""]
         out.append(markdown_table(
-            ["Metric", "Kind", *(STATISTIC_TITLES[s] for s in STATISTICS)],
-            [[metrics[name]["title"], metrics[name]["kind"], *(_interval(stats[s]) for s in STATISTICS)]
-             for name, stats in entry["metrics"].items()]))
+            ["Metric", "Kind", *(STATISTIC_TITLES[s] for s in STATISTICS), "Select-1"],
+            [[metrics[name]["title"], metrics[name]["kind"], *(_interval(stats[s]) for s in STATISTICS),
+              _number(entry.get("select_1", {}).get(name))] for name, stats in entry["metrics"].items()]))
+        if "select_1_references" in entry:
+            refs = entry["select_1_references"]
+            out += ["", f"Select-1 (Wiegreffe et al. 2022: the share of instances whose top-scored explanation is "
+                    f"acceptable): random {refs['random']:.3f}, oracle {refs['oracle']:.3f}."]
+        if "annotators" in entry:
+            ceiling = entry["annotators"]
+            out += ["", f"### The annotators' own agreement ({ceiling['n_annotators']} votes per explanation)", "",
+                    "One annotator against the mean of the others, averaged over annotators"
+                    + ("; split-half: one half of the annotators against the other" if "split_half" in ceiling else "")
+                    + ". Each metric's agreement as a share of one-vs-rest (correlations: the ratio; pairwise and "
+                    "AUC: the ratio of the distances above ½).", ""]
+            rows = [["one annotator vs the rest", *(_number(ceiling["one_vs_rest"][s]) for s in STATISTICS)]]
+            if "split_half" in ceiling:
+                rows.append(["split-half", *(_number(ceiling["split_half"][s]) for s in STATISTICS)])
+            rows += [[f"{metrics[name]['title']} (share)", *(_number(shares[s]) for s in STATISTICS)]
+                     for name, shares in entry["share_of_ceiling"].items()]
+            out.append(markdown_table(["", *(STATISTIC_TITLES[s] for s in STATISTICS)], rows))
+        if "by_source" in entry:
+            sources = list(entry["by_source"])
+            out += ["", "### By source of the explanation (Spearman ρ / AUC)", ""]
+            out.append(markdown_table(
+                ["Metric", *(f"{source} (n = {entry['by_source'][source]['n']})" for source in sources)],
+                [[metrics[name]["title"], *(f"{_number(entry['by_source'][src]['metrics'][name]['spearman'])} / "
+                                            f"{_number(entry['by_source'][src]['metrics'][name]['auc'])}"
+                                            for src in sources)] for name in entry["metrics"]]))
         for name, others in entry["differences"].items():
             out += ["", f"### {metrics[name]['title']} minus each other metric (paired; ✓ = lower bound above 0)", ""]
             out.append(markdown_table(["Other", *(STATISTIC_TITLES[s] for s in STATISTICS)],

@@ -218,3 +218,57 @@ def difference(table: Mapping[str, Any], metric: str, other: str, statistic: str
     value = None if a is None or b is None else a - b
     interval = _percentile_interval(table["replicates"][metric][statistic] - table["replicates"][other][statistic])
     return {"value": value, "ci95": interval, "established": bool(interval is not None and interval[0] > 0)}
+
+
+def select_one(scores: Any, human: Any, instance_ids: Sequence[Any], acceptable_at: float = ACCEPTABLE_AT) -> float:
+    """Wiegreffe et al. (2022)'s *select-1*: the share of instances whose top-scored explanation is acceptable
+    (``human >= acceptable_at``); several explanations tied at the top count by their mean."""
+    values, judged = _finite(scores, "scores"), _finite(human, "human")
+    hits = []
+    for rows in instance_groups(instance_ids):
+        top = rows[values[rows] == values[rows].max()]
+        hits.append(float(np.mean(judged[top] >= acceptable_at)))
+    return float(np.mean(hits))
+
+
+def select_one_references(human: Any, instance_ids: Sequence[Any], acceptable_at: float = ACCEPTABLE_AT
+                          ) -> dict[str, float]:
+    """Select-1 of a random choice (the expected share: each instance's share of acceptable explanations) and of an
+    oracle (the share of instances with at least one acceptable explanation)."""
+    judged = _finite(human, "human")
+    groups = instance_groups(instance_ids)
+    return {"random": float(np.mean([np.mean(judged[rows] >= acceptable_at) for rows in groups])),
+            "oracle": float(np.mean([np.any(judged[rows] >= acceptable_at) for rows in groups]))}
+
+
+def annotator_agreement(votes: Sequence[Sequence[float]], instance_ids: Sequence[Any]) -> dict[str, Any]:
+    """The annotators' own agreement: the statistics of each annotator's votes against the mean of the others' on
+    the same explanations (one against the rest, averaged over annotator positions), and, with 4 or more votes per
+    explanation, the first half of the annotators' mean against the second half's (split-half). These are the
+    ceilings a metric's agreement is read against: a metric that agrees with the rest as well as one annotator does
+    is at the ceiling."""
+    matrix = np.asarray([list(v) for v in votes], dtype=float)
+    if matrix.ndim != 2 or matrix.shape[1] < 2:
+        raise ValueError("annotator agreement needs two or more votes per explanation, the same number for each")
+
+    def statistics(scores: np.ndarray, human: np.ndarray) -> dict[str, float]:
+        return {"pairwise": pairwise_agreement(scores, human, instance_ids)[0], "spearman": spearman(scores, human),
+                "kendall": kendall(scores, human), "auc": acceptability_auc(scores, human)}
+
+    per_annotator = [statistics(matrix[:, k], np.delete(matrix, k, axis=1).mean(axis=1))
+                     for k in range(matrix.shape[1])]
+    out: dict[str, Any] = {"n_annotators": int(matrix.shape[1]), "one_vs_rest": {
+        stat: float(np.nanmean([entry[stat] for entry in per_annotator])) for stat in STATISTICS}}
+    if matrix.shape[1] >= 4:
+        half = matrix.shape[1] // 2
+        out["split_half"] = statistics(matrix[:, :half].mean(axis=1), matrix[:, half:].mean(axis=1))
+    return out
+
+
+def share_of_ceiling(value: float | None, ceiling: float | None, statistic: str) -> float | None:
+    """A metric's agreement as a share of the annotators' (:func:`annotator_agreement`): for a correlation the ratio,
+    for pairwise agreement and AUC (chance ½) the ratio of the distances above chance."""
+    if value is None or ceiling is None or not np.isfinite(ceiling):
+        return None
+    chance = 0.5 if statistic in ("pairwise", "auc") else 0.0
+    return None if ceiling == chance else float((value - chance) / (ceiling - chance))

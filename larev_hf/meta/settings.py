@@ -19,7 +19,8 @@ FAMILY_LETTERS: dict[str, str] = {"vacuous": "A", "leak": "B", "circular": "C", 
 #: Families built when ``build_suite(families=None)``, in row order: VARIF §4's, then the four that a surface
 #: heuristic cannot pass (:mod:`larev_hf.meta.surface_families`).
 DEFAULT_FAMILIES: tuple[str, ...] = ("gold", "gold_leaky", "vacuous", "leak", "circular", "pseudo_specific",
-                                     "drift", "label_swap", "input_copy", "hypothesis_copy", "off_topic", "shuffled")
+                                     "drift", "label_swap", "input_copy", "hypothesis_copy", "off_topic", "shuffled",
+                                     "label_only")
 #: The family every other one is ranked against.
 REFERENCE = "gold"
 #: Splits of a run the suite can be built from.

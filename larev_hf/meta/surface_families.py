@@ -10,7 +10,9 @@ length separates the leaks (0.99): the template families differ from gold on the
   rationale whose answer is replaced by this one's (QA): fluent, human-written, consistent with the label, about
   something else;
 - ``shuffled``: the gold rationale with its content words shuffled among their positions (same words, same length,
-  stop words in place), which destroys what it says.
+  stop words in place), which destroys what it says;
+- ``label_only`` (issue 32): "the answer is <label> ." and kin, in the lower-case style of e-SNLI's explanations: the
+  label and nothing about the input.
 
 Several surface templates per task for the copies, drawn per example with the seed (:func:`~larev_hf.meta.family_registry.example_rng`); every family keeps the gold label. Importing this module registers them in :mod:`larev_hf.meta.family_registry`
 (:mod:`larev_hf.meta.suite` imports it).
@@ -47,7 +49,23 @@ COPY_TEMPLATES: dict[str, dict[str, tuple[str, ...]]] = {
                 "{hypothesis_clause}.", "{hypothesis} This is what the second sentence claims.",
                 "In short, {hypothesis_clause}.", "The claim is that {hypothesis_clause}."),
     },
+    # issue 32: the bare label in the lower-case, space-before-period style of e-SNLI's own explanations (the
+    # unseen attack "the answer is entailment ." beat the gold on 45% of entailment rows); unlike ``leak`` it is
+    # written as a gold explanation is, so a metric cannot tell it apart by its surface form
+    "label_only": {
+        "nli": ("the answer is {label} .", "{label} .", "it is {label} .", "the relation is {label} .",
+                "this is {label} .", "so it is {label} ."),
+        "qa": ("the answer is {label} .", "{label} .", "it is {label} .", "the answer must be {label} .",
+               "so it is {label} .", "{label} is the answer ."),
+        "yesno": ("the answer is {label} .", "{label} .", "it is {label} .", "the answer must be {label} .",
+                  "so it is {label} .", "{label} is the answer ."),
+    },
 }
+
+
+def _label_only(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict:
+    """"the answer is <label> ." and its kin: the label and nothing about this input (issue 32)."""
+    return pick_template("label_only", record, rng, templates)
 
 
 def _clause(text: str) -> str:
@@ -158,3 +176,4 @@ register_family("hypothesis_copy", copy_family("hypothesis_copy", ("nli",)), COP
                 overwrite=True)
 register_family("off_topic", OffTopicFamily(), overwrite=True)
 register_family("shuffled", _shuffled, overwrite=True)
+register_family("label_only", _label_only, COPY_TEMPLATES["label_only"], overwrite=True)

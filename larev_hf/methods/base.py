@@ -111,6 +111,9 @@ class Method:
     unit: ClassVar[str] = "nats"
     settings_class: ClassVar[type | None] = None
     kind: ClassVar[str] = "metric"
+    #: Whether ``--method all`` trains it: the papers' metrics and the baselines do; an extension asked by name only
+    #: (LAREV-G) does not.
+    in_all: ClassVar[bool] = True
 
     def stages(self, config: Any) -> list[Stage]:
         """The stages this method needs under ``config``, in order (shared ones included)."""

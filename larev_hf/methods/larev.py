@@ -152,21 +152,30 @@ def _probe(context: RunContext) -> None:
                 [r["label"] for r in train], context.path("models", "probe"), context.config.train_settings(context.progress))
 
 
-def train_phi_la(name: str, context: RunContext, **overrides: Any) -> None:
+def train_phi_la(name: str, context: RunContext, grounding: tuple[str, ...] = (), grounding_baseline: str = "mask",
+                 **overrides: Any) -> None:
     """Φ_LA (or an ablation of it): a fresh model trained with IRMProbeTrainer (eq. 4.10; A.1 step 9).
 
     With ``phi_la_init="phi"`` it starts from the run's Φ instead (a deviation from the thesis for from-scratch
-    presets, which otherwise must learn to read b and r while E3 contradicts b). ``overrides`` replace the run's
-    IRMProbeConfig settings; all of them are saved to ``larev_weights.json``.
+    presets, which otherwise must learn to read b and r while E3 contradicts b). ``grounding`` adds those
+    grounding environments (:data:`~larev_hf.leakage.GROUNDING_ENVIRONMENTS`) to every IRM group: the grounded
+    evaluator (:mod:`larev_hf.methods.larev_grounded`), paired with E2's masked baseline (``grounding_baseline="mask"``)
+    or the original b. ``overrides`` replace the run's IRMProbeConfig settings; all
+    of them are saved to ``larev_weights.json``.
     """
-    from larev_hf.leakage import ENVIRONMENTS, RATIONALE_ENVIRONMENTS
+    from larev_hf.leakage import ENVIRONMENTS, RATIONALE_ENVIRONMENTS, grounding_rationales
     from larev_hf.modeling.backbones import build_model, load_evaluator
     from larev_hf.training.leakage_aware import environment_dataset, train_leakage_aware
 
     cfg = context.config
-    names = ENVIRONMENTS + (RATIONALE_ENVIRONMENTS if cfg.rationale_environments else ())
-    dataset = environment_dataset(context.split_records("train"), _environment_rows(context), context.tokenizer(),
-                                  get_input_format(cfg.input_format), environment_names=names)
+    names = ENVIRONMENTS + (RATIONALE_ENVIRONMENTS if cfg.rationale_environments else ()) + tuple(grounding)
+    train, environments = context.split_records("train"), _environment_rows(context)
+    if grounding:
+        for row, rationales in zip(environments, grounding_rationales(train, seed=cfg.seed), strict=True):
+            row["rationales"] = {**row.get("rationales", {}), **rationales}
+            row.update({env: row[grounding_baseline] for env in grounding})
+    dataset = environment_dataset(train, environments, context.tokenizer(), get_input_format(cfg.input_format),
+                                  environment_names=names)
     weights = {
         "lambda_irm": larev_setting(cfg, "lambda_irm"), "lambda_probe": larev_setting(cfg, "lambda_probe"),
         "penalty_warmup_ratio": cfg.penalty_warmup_ratio, "probe_max_loss": cfg.probe_max_loss,
@@ -180,7 +189,8 @@ def train_phi_la(name: str, context: RunContext, **overrides: Any) -> None:
     train_leakage_aware(model, context.tokenizer(), dataset, context.path("models", name),
                         cfg.train_settings(context.progress), probe,
                         groups_per_batch=int(larev_setting(cfg, "groups_per_batch")), **weights)
-    write_json(context.path("models", name, "larev_weights.json"), {**weights, "environments": list(names)})
+    write_json(context.path("models", name, "larev_weights.json"), {
+        **weights, "environments": list(names), **({"grounding_baseline": grounding_baseline} if grounding else {})})
 
 
 IG = Stage("ig", _ig)

@@ -43,10 +43,10 @@ def get_method(name: str) -> Method:
 
 
 def resolve_methods(spec: str) -> tuple[str, ...]:
-    """``"all"`` or a comma-separated list → the registered names, in canonical order (stage tags do not depend on
-    the order a user typed)."""
+    """``"all"`` (every registered method with ``in_all``) or a comma-separated list → the registered names, in
+    canonical order (stage tags do not depend on the order a user typed)."""
     if spec == "all":
-        return method_names()
+        return tuple(name for name, method in _METHODS.items() if method.in_all)
     asked = [name.strip() for name in spec.split(",")]
     unknown = [name for name in asked if name not in _METHODS]
     if unknown or not spec.strip():

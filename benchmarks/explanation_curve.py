@@ -1,0 +1,102 @@
+"""How much training a bundle needs before per-explanation scores mean anything (issue 33).
+
+For each finished run (trained on a given number of rows), the run's evaluators are bundled (``EvaluatorBundle.from_run``,
+no trust refusal) and score every explanation of a judged file (default: the shared SNLI acceptability judgments,
+select half only) through ``EvaluatorBundle.score``, as a researcher's own explanations would be. Reported per run:
+the trust check (gold-rationale accuracy vs chance, Gold − Vacuous), and for the raw score and the relative score
+(score − the same evaluator's score of b as the rationale) the AUC of acceptable (share ≥ ½) vs unacceptable (share 0)
+explanations across instances, Spearman ρ with the share, and within-instance pairwise agreement. Writes JSON and a PNG.
+
+    python benchmarks/explanation_curve.py --runs 250=runs/curve/esnli-250 1000=runs/curve/esnli-1000 \\
+        --method larev --judgments ../shared/data/human/snli_accept_train.jsonl \\
+        --json benchmarks/results/explanation_curve.json --plot docs/img/explanation_curve.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from larev_hf.hub import EvaluatorBundle
+from larev_hf.meta.human_stats import acceptability_auc, pairwise_agreement, spearman
+from larev_hf.meta.judgments import instance_half, load_judgments
+
+
+def agreement(scores: np.ndarray, human: np.ndarray, instances: list[str]) -> dict[str, float]:
+    """AUC (acceptable vs unacceptable), Spearman ρ and within-instance pairwise agreement of one score column."""
+    pairwise, n_pairs = pairwise_agreement(scores, human, instances)
+    return {"auc": acceptability_auc(scores, human), "spearman": spearman(scores, human), "pairwise": pairwise,
+            "n_pairs": n_pairs}
+
+
+def measure(run_dir: str, method: str, records: list[dict], human: np.ndarray, instances: list[str]) -> dict:
+    """The trust check and the raw / relative scores' agreement of one run's bundle."""
+    bundle = EvaluatorBundle.from_run(run_dir, method)
+    scored = bundle.score([r["rationale"] for r in records], [r["label"] for r in records], records, progress=True)
+    return {"run_dir": run_dir, "trust": bundle.config.trust,
+            "raw": agreement(scored.scores, human, instances),
+            "relative": agreement(scored.relative, human, instances),
+            "by_label_mean_raw": {label: float(np.mean(scored.scores[[r["label"] == label for r in records]]))
+                                  for label in sorted({r["label"] for r in records})}}
+
+
+def plot(results: dict[str, dict], path: str) -> None:
+    """AUC of the raw and the relative score against training rows (log axis), chance at 0.5."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sorted(results, key=int)
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for kind, style in (("raw", "o-"), ("relative", "s--")):
+        ax.plot([int(r) for r in rows], [results[r][kind]["auc"] for r in rows], style, label=f"{kind} score")
+    ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="chance")
+    ax.set_xscale("log")
+    ax.set_xlabel("training rows (e-SNLI)")
+    ax.set_ylabel("AUC acceptable vs unacceptable")
+    ax.set_title("Per-explanation scores vs training (select half)", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", nargs="+", required=True, metavar="ROWS=RUN_DIR")
+    parser.add_argument("--method", default="larev")
+    parser.add_argument("--judgments", default="../shared/data/human/snli_accept_train.jsonl")
+    parser.add_argument("--human-column", default="acceptable")
+    parser.add_argument("--half", default="select", choices=("select", "held", "all"))
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--plot", default=None)
+    args = parser.parse_args(argv)
+    records = load_judgments(args.judgments, "nli", [args.human_column])
+    halves = instance_half([r["instance"] for r in records])
+    records = [r for r in records if args.half == "all" or halves[r["instance"]] == args.half]
+    human = np.array([r["numbers"][args.human_column] for r in records])
+    instances = [r["instance"] for r in records]
+    results = {}
+    for entry in args.runs:
+        rows, _, run_dir = entry.partition("=")
+        results[rows] = measure(run_dir, args.method, records, human, instances)
+        print(f"{rows:>6s} rows: AUC raw {results[rows]['raw']['auc']:.3f} relative {results[rows]['relative']['auc']:.3f}"
+              f"  pairwise raw {results[rows]['raw']['pairwise']:.3f}  | {results[rows]['trust']}", flush=True)
+    summary = {"judgments": args.judgments, "half": args.half, "n_explanations": len(records),
+               "n_instances": len(set(instances)), "method": args.method, "runs": results,
+               "command": "python benchmarks/explanation_curve.py " + " ".join(argv if argv is not None else sys.argv[1:])}
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    if args.plot:
+        plot(results, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
