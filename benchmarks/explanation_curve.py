@@ -4,7 +4,8 @@ For each finished run (trained on a given number of rows), the run's evaluators 
 no trust refusal) and score every explanation of a judged file (default: the shared SNLI acceptability judgments,
 select half only) through ``EvaluatorBundle.score``, as a researcher's own explanations would be. Reported per run:
 the trust check (gold-rationale accuracy vs chance, Gold − Vacuous), and for the raw score and the relative score
-(score − the same evaluator's score of b as the rationale) the AUC of acceptable (share ≥ ½) vs unacceptable (share 0)
+(score − the same evaluator's score of b as the rationale) and the label-centred score (score − the mean gold score of
+its label on the run's own test split) the AUC of acceptable (share ≥ ½) vs unacceptable (share 0)
 explanations across instances, Spearman ρ with the share, and within-instance pairwise agreement. Writes JSON and a PNG.
 
     python benchmarks/explanation_curve.py --runs 250=runs/curve/esnli-250 1000=runs/curve/esnli-1000 \\
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from larev_hf.hub import EvaluatorBundle
+from larev_hf.io import read_jsonl
 from larev_hf.meta.human_stats import acceptability_auc, pairwise_agreement, spearman
 from larev_hf.meta.judgments import instance_half, load_judgments
 
@@ -33,18 +35,33 @@ def agreement(scores: np.ndarray, human: np.ndarray, instances: list[str]) -> di
             "n_pairs": n_pairs}
 
 
+def label_means(run_dir: str, method: str) -> dict[str, float]:
+    """The mean gold score per label on the run's own test split (``scores/test_scores.jsonl``): the offset a
+    label-centred score removes (computed on the evaluator's held-out data, never on the judged file)."""
+    by_label: dict[str, list[float]] = {}
+    for _, row in read_jsonl(Path(run_dir) / "scores" / "test_scores.jsonl"):
+        by_label.setdefault(row["label"], []).append(row[f"{method}/gold"])
+    return {label: float(np.mean(values)) for label, values in by_label.items()}
+
+
 def measure(run_dir: str, method: str, records: list[dict], human: np.ndarray, instances: list[str]) -> dict:
-    """The trust check and the raw / relative scores' agreement of one run's bundle."""
+    """The trust check and the raw / relative / label-centred scores' agreement of one run's bundle. Each
+    explanation is scored with its instance's id, so an instance's explanations share one baseline b."""
     bundle = EvaluatorBundle.from_run(run_dir, method)
-    scored = bundle.score([r["rationale"] for r in records], [r["label"] for r in records], records, progress=True)
-    return {"run_dir": run_dir, "trust": bundle.config.trust,
+    inputs = [{**r, "id": r["instance"]} for r in records]
+    scored = bundle.score([r["rationale"] for r in records], [r["label"] for r in records], inputs, progress=True,
+                          relative=True)
+    means = label_means(run_dir, method)
+    centred = scored.scores - np.array([means[r["label"]] for r in records])
+    return {"run_dir": run_dir, "trust": bundle.config.trust, "test_label_means": means,
             "raw": agreement(scored.scores, human, instances),
             "relative": agreement(scored.relative, human, instances),
+            "label_centred": agreement(centred, human, instances),
             "by_label_mean_raw": {label: float(np.mean(scored.scores[[r["label"] == label for r in records]]))
                                   for label in sorted({r["label"] for r in records})}}
 
 
-def plot(results: dict[str, dict], path: str) -> None:
+def plot(results: dict[str, dict], path: str, half: str) -> None:
     """AUC of the raw and the relative score against training rows (log axis), chance at 0.5."""
     import matplotlib
 
@@ -53,13 +70,13 @@ def plot(results: dict[str, dict], path: str) -> None:
 
     rows = sorted(results, key=int)
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for kind, style in (("raw", "o-"), ("relative", "s--")):
+    for kind, style in (("raw", "o-"), ("relative", "s--"), ("label_centred", "^:")):
         ax.plot([int(r) for r in rows], [results[r][kind]["auc"] for r in rows], style, label=f"{kind} score")
     ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="chance")
     ax.set_xscale("log")
     ax.set_xlabel("training rows (e-SNLI)")
     ax.set_ylabel("AUC acceptable vs unacceptable")
-    ax.set_title("Per-explanation scores vs training (select half)", fontsize=10)
+    ax.set_title(f"Per-explanation scores vs training (SNLI judgments, {half} half)", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -86,15 +103,17 @@ def main(argv: list[str] | None = None) -> int:
     for entry in args.runs:
         rows, _, run_dir = entry.partition("=")
         results[rows] = measure(run_dir, args.method, records, human, instances)
-        print(f"{rows:>6s} rows: AUC raw {results[rows]['raw']['auc']:.3f} relative {results[rows]['relative']['auc']:.3f}"
-              f"  pairwise raw {results[rows]['raw']['pairwise']:.3f}  | {results[rows]['trust']}", flush=True)
+        entry = results[rows]
+        print(f"{rows:>6s} rows: " + "; ".join(
+            f"{kind} AUC {entry[kind]['auc']:.3f} ρ {entry[kind]['spearman']:.3f} pairwise {entry[kind]['pairwise']:.3f}"
+            for kind in ("raw", "relative", "label_centred")) + f"  | {entry['trust']}", flush=True)
     summary = {"judgments": args.judgments, "half": args.half, "n_explanations": len(records),
                "n_instances": len(set(instances)), "method": args.method, "runs": results,
                "command": "python benchmarks/explanation_curve.py " + " ".join(argv if argv is not None else sys.argv[1:])}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
     if args.plot:
-        plot(results, args.plot)
+        plot(results, args.plot, args.half)
     return 0
 
 

@@ -164,8 +164,8 @@ def _export(args: argparse.Namespace) -> int:
             bundle = EvaluatorBundle.from_run(args.run_dir, args.method)
             trust = Trust(**bundle.config.trust)
             if not trust.ok and not args.force:
-                print(f"larev-hf: error: {args.run_dir} ({args.method}): {trust.sentence()}. Train on more rows (see "
-                      f"{MIN_TRAIN_ROWS_ADVICE}) or pass --force to export it anyway", file=sys.stderr)
+                print(f"larev-hf: error: {args.run_dir} ({args.method}): {trust.sentence()}. Train on more rows, "
+                      f"{MIN_TRAIN_ROWS_ADVICE}, or pass --force to export it anyway", file=sys.stderr)
                 return 2
             if args.calibration:
                 import dataclasses

@@ -9,7 +9,7 @@ evaluator bundle, validating inputs and scoring live here and in :mod:`larev_hf.
     >>> import evaluate  # doctest: +SKIP
     >>> larev = evaluate.load("metrics/larev", evaluator="bundles/larev-esnli")  # doctest: +SKIP
     >>> larev.compute(rationales=[...], labels=[...], inputs=[...])  # doctest: +SKIP
-    {'scores': [...], 'mean_score': ..., 'log_p_rationale': [...], 'log_p_baseline': [...], 'baselines': [...], 'hashcode': ..., 'relative_scores': [...]}
+    {'scores': [...], 'mean_score': ..., 'log_p_rationale': [...], 'log_p_baseline': [...], 'baselines': [...], 'hashcode': ..., 'label_centred_scores': [...]}
 
 Bundles are cached per process (keyed by their location, revision and device), so loading the
 same metric twice, or the example script loading a bundle before ``evaluate.load``, loads the
@@ -100,14 +100,14 @@ Returns:
     scores (`list[float]`): the pointwise {title} score of each rationale, in nats: how many nats more
         (positive) or less (negative) log-probability the evaluator gives the label with the rationale than the
         baseline model gives it from the vacuous baseline alone; raw scores carry a per-label offset, so rank
-        explanations of one instance, or use ``relative_scores`` across instances and labels.
+        explanations of one instance, or use ``label_centred_scores`` across labels.
     mean_score (`float`): the corpus score, the mean of ``scores``.
     log_p_rationale (`list[float]`): log p(y | rationale input) under the rationale-augmented evaluator.
     log_p_baseline (`list[float]`): log p(y | baseline input) under the baseline evaluator.
     baselines (`list[str]` or `None`): the baselines used.
     hashcode (`str`): ``larev-hf:{method}:<settings hash>``: scores are comparable only under one hashcode.
-    relative_scores (`list[float]`, bundles that read a baseline): each score minus the same evaluators' score of
-        the baseline b given as the rationale (the instance's own reference point).
+    label_centred_scores (`list[float]`, bundles with a fixed label set): each score minus its label's mean gold
+        score on the evaluator's test split (the per-label offset of raw scores removed).
 
 Examples:
 
@@ -118,7 +118,7 @@ Examples:
     ...     inputs=[{{"premise": "A man rides a bike in the street.", "hypothesis": "A man is outside."}}],
     ... )  # doctest: +SKIP
     >>> sorted(results)  # doctest: +SKIP
-    ['baselines', 'hashcode', 'log_p_baseline', 'log_p_rationale', 'mean_score', 'relative_scores', 'scores']
+    ['baselines', 'hashcode', 'label_centred_scores', 'log_p_baseline', 'log_p_rationale', 'mean_score', 'scores']
 """
 
 

@@ -178,8 +178,10 @@ def test_trust_flags_chance_accuracy_and_a_separation_not_above_0() -> None:
     report = {"accuracy": {"phi_la": {"gold": 0.31}},
               "methods": {"larev": {"separations": {"gold_minus_vacuous": 0.4}, "ci95": {"gold_minus_vacuous": [0.1, 0.7]}}}}
     trust = assess(report, "larev", "phi_la", chance)
-    assert not trust.ok and "within 10 points of chance" in trust.problems[0]
-    report["accuracy"]["phi_la"]["gold"] = 0.80
+    assert not trust.ok and "(31.0%; chance 33.3%) is below 80%" in trust.problems[0]
+    report["accuracy"]["phi_la"]["gold"] = 0.75  # 500 e-SNLI rows: above chance, still refused
+    assert not assess(report, "larev", "phi_la", chance).ok
+    report["accuracy"]["phi_la"]["gold"] = 0.87
     assert assess(report, "larev", "phi_la", chance).ok
     report["methods"]["larev"]["ci95"]["gold_minus_vacuous"] = [-0.1, 0.7]
     assert assess(report, "larev", "phi_la", chance).problems == [
@@ -202,15 +204,26 @@ def test_export_refuses_an_untrusted_run_unless_forced(tiny_run: Path, tmp_path:
     assert "Trust check at export" in card and trust.sentence() in card
 
 
-def test_relative_scores_subtract_the_vacuous_baseline_as_rationale(tiny_bundles: dict[str, Path]) -> None:
+def test_relative_and_label_centred_scores(tiny_bundles: dict[str, Path]) -> None:
     from larev_hf.hub import EvaluatorBundle
 
     bundle = EvaluatorBundle.from_pretrained(tiny_bundles["larev"])
     inputs = [{"question": "Where is the blorvex kept?", "choices": ["kitchen", "garage", "garden"]}] * 2
-    scored = bundle.score(["a blorvex is a spice kept in the kitchen .", "nothing ."], ["kitchen", "kitchen"], inputs)
-    vacuous = bundle.score(scored.baselines, ["kitchen", "kitchen"], inputs, relative=False)
+    scored = bundle.score(["a blorvex is a spice kept in the kitchen .", "nothing ."], ["kitchen", "kitchen"], inputs,
+                          relative=True)
+    vacuous = bundle.score(scored.baselines, ["kitchen", "kitchen"], inputs)
     assert scored.relative == pytest.approx(scored.scores - vacuous.scores)
-    assert "relative_scores" in scored.to_dict()
+    assert "relative_scores" in scored.to_dict() and vacuous.relative is None  # a second pass only when asked
+
+
+def test_label_offsets_are_the_test_splits_gold_means(tmp_path: Path) -> None:
+    from larev_hf.hub.trust import label_offsets
+
+    rows = [{"id": "1", "label": "a", "larev/gold": 1.0}, {"id": "2", "label": "a", "larev/gold": 3.0},
+            {"id": "3", "label": "b", "larev/gold": -1.0}]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert label_offsets([tmp_path / "s.jsonl"], "larev") == {"a": 2.0, "b": -1.0}
+    assert label_offsets([tmp_path / "s.jsonl"], "rev") is None and label_offsets([tmp_path / "x"], "larev") is None
 
 
 # ------------------------------------------------------------------ 12: how the command's threads wait
@@ -240,3 +253,14 @@ def test_jobs_started_together_see_each_other(tmp_path: Path, monkeypatch) -> No
         other.kill()
         other.wait()
     assert threads.register_job() == 0
+
+
+def test_the_explanations_format_takes_snli_integer_labels(tmp_path: Path) -> None:
+    from larev_hf.data import load_explanations
+
+    path = tmp_path / "mine.jsonl"
+    rows = [{"premise": "A dog runs.", "hypothesis": "An animal moves.", "label": 0, "rationale": "a dog is an animal ."},
+            {"premise": "A dog runs.", "hypothesis": "A cat sleeps.", "label": 2, "rationale": "dogs are not cats ."}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    dataset = load_explanations(path, "esnli", "nli")
+    assert dataset["label"] == ["entailment", "contradiction"] and dataset["rationale"] == [r["rationale"] for r in rows]

@@ -43,3 +43,4 @@ def test_share_of_ceiling_measures_distance_above_chance() -> None:
     assert share_of_ceiling(0.65, 0.8, "auc") == pytest.approx(0.5)
     assert share_of_ceiling(0.5, 0.8, "pairwise") == 0.0
     assert share_of_ceiling(None, 0.8, "auc") is None
+    assert share_of_ceiling(0.3, 0.066, "spearman") is None  # annotators who barely agree set no ceiling

@@ -39,6 +39,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from larev_hf import __version__
 from larev_hf.data.baselines import baseline_builder_from_config
 from larev_hf.hub.config import (
@@ -58,7 +60,7 @@ from larev_hf.hub.files import (
 )
 from larev_hf.hub.inputs import build_records
 from larev_hf.hub.scoring import BundleScores, calibrated_scores, ensemble_mean
-from larev_hf.hub.trust import assess, chance_level
+from larev_hf.hub.trust import assess, chance_level, label_offsets
 from larev_hf.io import DataError, read_json, read_jsonl, shareable, write_json, write_text
 from larev_hf.methods import Method, exportable_methods, get_method
 
@@ -191,6 +193,8 @@ class EvaluatorBundle:
             seeds=[v.config.seed for v in views] if seed_models else None, seed_models=seed_models or None,
             trust=assess(report, method, spec.roles.get("rationale", ""), chance_level(
                 [record["choices"] for _, record in read_jsonl(run.path("data", "test.jsonl"))])).to_dict(),
+            label_offsets=label_offsets([view.path("scores", "test_scores.jsonl") for view in views], method)
+            if label_set else None,
         )
         return cls(config, report, sources, device=device)
 
@@ -427,7 +431,7 @@ class EvaluatorBundle:
         *,
         batch_size: int = 64,
         progress: bool = False,
-        relative: bool = True,
+        relative: bool = False,
     ) -> BundleScores:
         """Score rationales: per-example scores in nats (higher = more new label information).
 
@@ -439,8 +443,10 @@ class EvaluatorBundle:
             baselines (`Sequence[str]`, *optional*): vacuous baselines b; made by the bundle's builder when `None`.
             batch_size (`int`, *optional*, defaults to 64): scoring batch size.
             progress (`bool`, *optional*, defaults to `False`): show progress bars.
-            relative (`bool`, *optional*, defaults to `True`): also score each baseline b as the rationale and return
-                ``relative`` = score − that score (a second scoring pass; bundles that read b only).
+            relative (`bool`, *optional*, defaults to `False`): also score each baseline b as the rationale and return
+                ``relative`` = score − that score (a second scoring pass; bundles that read b only). Measured on the
+                SNLI acceptability judgments it ranks explanations across instances worse than the raw score
+                (docs/hub.md), so it is off by default.
         """
         records = self.records(rationales, labels, inputs, baselines)
         scorers = [self.spec.bundle_scorer({role: self.model(role, seed) for role in self.config.models},
@@ -458,7 +464,9 @@ class EvaluatorBundle:
         if relative and scorers[0].needs_baselines:  # the instance's own reference point: b as the rationale
             vacuous = ensemble_mean([scorer.score(baselines, [r["label"] for r in records], records, baselines,
                                                   progress) for scorer in scorers])[0]
+        offsets = self.config.label_offsets
+        centred = None if not offsets else scores - np.array([offsets.get(r["label"], np.nan) for r in records])
         return BundleScores(scores=scores, log_p_rationale=log_p_rationale, log_p_baseline=log_p_baseline,
                             baselines=list(baselines) if baselines is not None else None, hashcode=self.hashcode,
                             calibrated=calibrated, seed_scores=seed_scores,
-                            relative=None if vacuous is None else scores - vacuous)
+                            relative=None if vacuous is None else scores - vacuous, label_centred=centred)

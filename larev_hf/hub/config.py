@@ -50,6 +50,8 @@ class BundleConfig:
             (role → directory); ``score`` returns the mean over seeds and each seed's scores.
         trust (`dict`, *optional*): :class:`~larev_hf.hub.trust.Trust` of the evaluators at export (gold-rationale
             accuracy against chance, Gold − Vacuous with its interval, the problems found); the card states it.
+        label_offsets (`dict[str, float]`, *optional*): the mean gold score of each label on the run's test split
+            (fixed label sets only); ``score`` returns ``label_centred`` = score − its label's offset.
         format_version (`int`, *optional*): the bundle layout version.
         library_version (`str`, *optional*): the larev-hf version that wrote the bundle.
     """
@@ -69,6 +71,7 @@ class BundleConfig:
     seeds: list[int] | None = None
     seed_models: dict[str, dict[str, str]] | None = None
     trust: dict[str, Any] | None = None
+    label_offsets: dict[str, float] | None = None
     format_version: int = FORMAT_VERSION
     library_version: str = __version__
 
@@ -117,7 +120,8 @@ class BundleConfig:
         """Validate and build; a missing key or a bad value raises a ``ValueError`` naming ``source``."""
         names = [f.name for f in fields(cls)]
         required = [f.name for f in fields(cls) if f.name not in ("files_sha256", "tokenizer", "calibration", "seeds",
-                                                                   "seed_models", "trust", "format_version",
+                                                                   "seed_models", "trust", "label_offsets",
+                                                                   "format_version",
                                                                    "library_version")]
         missing = [name for name in required if name not in values]
         if missing:
@@ -145,6 +149,7 @@ class BundleConfig:
                 "reduction": self.reduction, "baseline_builder": self.baseline_builder,
                 "models": dict(self.models), "files_sha256": dict(self.files_sha256),
                 **({"calibration": self.calibration} if self.calibration is not None else {}),
+                **({"label_offsets": self.label_offsets} if self.label_offsets is not None else {}),
                 **({"seed_models": self.seed_models} if self.seed_models is not None else {})}
 
 

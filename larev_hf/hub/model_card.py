@@ -40,8 +40,7 @@ SCORE_MEANING = (
     "the rationale than the baseline model gives it from the vacuous baseline alone: positive means the rationale "
     "adds label-relevant information, about 0 means nothing new. Raw scores carry a per-label offset (an evaluator "
     "can be less sure of one label whatever the rationale), so rank explanations of the same instance, or use "
-    "`relative_scores` (the score minus the same evaluator's score of the vacuous baseline as the rationale) across "
-    "instances and labels."
+    "`label_centred_scores` (the score minus its label's mean gold score on the evaluator's test split) across labels."
 )
 
 

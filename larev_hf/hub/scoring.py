@@ -36,6 +36,9 @@ class BundleScores:
     #: Gold − Vacuous reference point): comparable across instances and labels, where a raw score carries a per-label
     #: offset (issue 33). ``None`` for bundles that read the input, not a baseline (RoRA).
     relative: np.ndarray | None = None
+    #: the score minus the mean gold score of its label on the evaluator's test split (``label_offsets`` of the
+    #: bundle; fixed label sets only): removes the per-label offset of raw scores (issue 33)
+    label_centred: np.ndarray | None = None
 
     @property
     def mean(self) -> float:
@@ -57,6 +60,8 @@ class BundleScores:
             out["calibrated_scores"] = [float(x) for x in self.calibrated]
         if self.relative is not None:
             out["relative_scores"] = [float(x) for x in self.relative]
+        if self.label_centred is not None:
+            out["label_centred_scores"] = [float(x) for x in self.label_centred]
         if self.seed_scores is not None:
             out["seed_scores"] = [[float(x) for x in row] for row in self.seed_scores]
             out["seed_std"] = [float(x) for x in self.seed_std]

@@ -3,8 +3,10 @@ and stated on every bundle's card.
 
 Two conditions, both read from the run's report:
 
-- the rationale model's accuracy with gold rationales is at least :data:`MIN_ACCURACY_MARGIN` above chance (1 / the
-  number of answer choices): an evaluator at chance gives every explanation with the same label the same score;
+- the rationale model's accuracy with gold rationales is at least :data:`MIN_GOLD_ACCURACY` (and above chance, 1 / the
+  number of answer choices). Measured on e-SNLI with t5-tiny (``benchmarks/explanation_curve.py``, docs/hub.md): 64
+  training rows gave 31% (chance) and every explanation of a label the same score; 500 rows 75% and an AUC of 0.56 for
+  acceptable vs unacceptable GPT-3 explanations; 2,000 rows 87% and 0.66; 9,842 rows 89% and 0.67;
 - Gold − Vacuous is positive with its 95% interval above 0: gold explanations add something over the vacuous baseline
   on the test split (thesis §5.2's first sanity check of a metric).
 
@@ -13,14 +15,17 @@ A bundle that fails either still exports with ``--force``; its card says which c
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-#: Gold-rationale accuracy must exceed chance by this much (absolute) for per-explanation scores to mean anything.
-MIN_ACCURACY_MARGIN = 0.10
-#: The training rows below which the measured curve in docs/hub.md says per-explanation scores should not be used.
-MIN_TRAIN_ROWS_ADVICE = "docs/hub.md, \"How much training a bundle needs\""
+#: The gold-rationale accuracy below which per-explanation scores are refused (the measured curve, module docstring).
+MIN_GOLD_ACCURACY = 0.80
+#: What the refusal tells the user about training.
+MIN_TRAIN_ROWS_ADVICE = ("about 2,000 training rows or more (e-SNLI, t5-tiny: 2,000 rows reached 87% and ranked acceptable "
+                         "above unacceptable explanations with AUC 0.66, 500 rows 75% and 0.56; docs/hub.md, \"How much "
+                         "training a bundle needs\")")
 
 
 @dataclass
@@ -59,16 +64,34 @@ def chance_level(choice_sets: Sequence[Sequence[str]]) -> float | None:
 
 
 def assess(report: Mapping[str, Any], method: str, rationale_model: str, chance: float | None,
-           margin: float = MIN_ACCURACY_MARGIN) -> Trust:
+           min_accuracy: float = MIN_GOLD_ACCURACY) -> Trust:
     """The trust checks of ``method``'s evaluators from a run's ``report`` (``report.json``)."""
     entry = report.get("methods", {}).get(method, {})
     accuracy = (report.get("accuracy") or {}).get(rationale_model, {}).get("gold")
     separation = (entry.get("separations") or {}).get("gold_minus_vacuous")
     ci = (entry.get("ci95") or {}).get("gold_minus_vacuous")
     problems = []
-    if accuracy is not None and chance is not None and accuracy < chance + margin:
-        problems.append(f"{rationale_model}'s accuracy with gold rationales ({100 * accuracy:.1f}%) is within "
-                        f"{100 * margin:.0f} points of chance ({100 * chance:.1f}%)")
+    if accuracy is not None and (accuracy < min_accuracy or (chance is not None and accuracy <= chance)):
+        problems.append(f"{rationale_model}'s accuracy with gold rationales ({100 * accuracy:.1f}%"
+                        + ("" if chance is None else f"; chance {100 * chance:.1f}%")
+                        + f") is below {100 * min_accuracy:.0f}%")
     if separation is not None and (ci is None or ci[0] is None or ci[0] <= 0):
         problems.append("Gold − Vacuous is not above 0 (its 95% interval includes or lies below 0)")
     return Trust(accuracy, chance, separation, list(ci) if ci else None, problems)
+
+
+def label_offsets(score_files: Sequence[str | os.PathLike], method: str) -> dict[str, float] | None:
+    """The mean gold score of each label on the run's own test split (over every evaluator seed's
+    ``scores/test_scores.jsonl``): the per-label offset a label-centred score removes (issue 33; computed on the
+    evaluator's held-out data, never on a user's explanations). ``None`` when no file holds ``<method>/gold``."""
+    from larev_hf.io import read_jsonl
+
+    by_label: dict[str, list[float]] = {}
+    for path in score_files:
+        if not os.path.isfile(path):
+            return None
+        for _, row in read_jsonl(path):
+            if f"{method}/gold" not in row:
+                return None
+            by_label.setdefault(row["label"], []).append(float(row[f"{method}/gold"]))
+    return {label: sum(values) / len(values) for label, values in by_label.items()} or None

@@ -323,7 +323,8 @@ def render_human_markdown(report: Mapping[str, Any]) -> str:
                     "One annotator against the mean of the others, averaged over annotators"
                     + ("; split-half: one half of the annotators against the other" if "split_half" in ceiling else "")
                     + ". Each metric's agreement as a share of one-vs-rest (correlations: the ratio; pairwise and "
-                    "AUC: the ratio of the distances above ½).", ""]
+                    "AUC: the ratio of the distances above ½; n/a where the annotators' own agreement is within 0.1 of "
+                    "chance, which is no ceiling).", ""]
             rows = [["one annotator vs the rest", *(_number(ceiling["one_vs_rest"][s]) for s in STATISTICS)]]
             if "split_half" in ceiling:
                 rows.append(["split-half", *(_number(ceiling["split_half"][s]) for s in STATISTICS)])

@@ -265,10 +265,18 @@ def annotator_agreement(votes: Sequence[Sequence[float]], instance_ids: Sequence
     return out
 
 
+#: A ceiling closer to chance than this is no ceiling: the annotators barely agree, and a ratio to it only magnifies
+#: noise (the shared fine-grained SNLI file: one annotator against the others, Spearman 0.07 on new_supporting).
+MIN_CEILING_MARGIN = 0.1
+
+
 def share_of_ceiling(value: float | None, ceiling: float | None, statistic: str) -> float | None:
     """A metric's agreement as a share of the annotators' (:func:`annotator_agreement`): for a correlation the ratio,
-    for pairwise agreement and AUC (chance ½) the ratio of the distances above chance."""
+    for pairwise agreement and AUC (chance ½) the ratio of the distances above chance; ``None`` when the ceiling is
+    within :data:`MIN_CEILING_MARGIN` of chance."""
     if value is None or ceiling is None or not np.isfinite(ceiling):
         return None
     chance = 0.5 if statistic in ("pairwise", "auc") else 0.0
-    return None if ceiling == chance else float((value - chance) / (ceiling - chance))
+    if ceiling - chance < MIN_CEILING_MARGIN:
+        return None
+    return float((value - chance) / (ceiling - chance))
