@@ -73,22 +73,27 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def other_jobs() -> int:
+    """How many other live ``larev-hf`` jobs have left their PID in :func:`job_directory`; a dead job's file is
+    removed on the way."""
+    directory, count = job_directory(), 0
+    for entry in directory.iterdir() if directory.is_dir() else ():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            if _alive(int(entry.name)):
+                count += 1
+            else:
+                entry.unlink(missing_ok=True)
+    return count
+
+
 def register_job() -> int:
-    """Leave this process's PID in :func:`job_directory` (removed at exit; a dead job's file is removed by the next
-    job) and return how many other ``larev-hf`` jobs are running now."""
+    """Leave this process's PID in :func:`job_directory` (removed at exit) and return :func:`other_jobs`."""
     directory = job_directory()
     directory.mkdir(exist_ok=True)
     mine = directory / str(os.getpid())
     mine.touch()
     atexit.register(lambda: mine.unlink(missing_ok=True))
-    others = 0
-    for entry in directory.iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            if _alive(int(entry.name)):
-                others += 1
-            else:
-                entry.unlink(missing_ok=True)
-    return others
+    return other_jobs()
 
 
 def configure_openmp_wait(environ: dict[str, str] | None = None, busy_cores: float | None = None) -> str | None:
@@ -114,8 +119,7 @@ def configure_openmp_wait(environ: dict[str, str] | None = None, busy_cores: flo
             except OSError:
                 pass  # no writable temp directory: judge by the CPUs alone
             busy = other_work_cores()  # a job starting at the same moment registers meanwhile
-            others = sum(1 for entry in job_directory().iterdir() if entry.name.isdigit()
-                         and int(entry.name) != os.getpid() and _alive(int(entry.name))) if job_directory().is_dir() else 0
+            others = other_jobs()
         else:
             busy, others = busy_cores, 0
         if not others and (busy is None or busy < BUSY_CORES):
