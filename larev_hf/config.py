@@ -35,7 +35,9 @@ class RunSection:
     """Which metrics a run trains and reports."""
 
     method: str = help_field("rev", "metric(s) to train and report: 'all' or a comma-separated list of the registered "
-                                    f"methods ({', '.join(method_names())})", report_only=True)
+                                    f"methods ({', '.join(method_names())}); 'all' leaves out the extensions asked "
+                                    f"by name ({', '.join(n for n in method_names() if n not in resolve_methods('all'))})",
+                             report_only=True)
     extra: dict[str, Any] = help_field({}, "free-form notes kept with the run", cli=False, report_only=True)
 
     def validate(self, config: RunConfig) -> None:
