@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 
 from larev_hf.hub import EvaluatorBundle
-from larev_hf.io import read_jsonl
 from larev_hf.meta.human_stats import acceptability_auc, pairwise_agreement, spearman
 from larev_hf.meta.judgments import instance_half, load_judgments
 
@@ -35,15 +34,6 @@ def agreement(scores: np.ndarray, human: np.ndarray, instances: list[str]) -> di
             "n_pairs": n_pairs}
 
 
-def label_means(run_dir: str, method: str) -> dict[str, float]:
-    """The mean gold score per label on the run's own test split (``scores/test_scores.jsonl``): the offset a
-    label-centred score removes (computed on the evaluator's held-out data, never on the judged file)."""
-    by_label: dict[str, list[float]] = {}
-    for _, row in read_jsonl(Path(run_dir) / "scores" / "test_scores.jsonl"):
-        by_label.setdefault(row["label"], []).append(row[f"{method}/gold"])
-    return {label: float(np.mean(values)) for label, values in by_label.items()}
-
-
 def measure(run_dir: str, method: str, records: list[dict], human: np.ndarray, instances: list[str]) -> dict:
     """The trust check and the raw / relative / label-centred scores' agreement of one run's bundle. Each
     explanation is scored with its instance's id, so an instance's explanations share one baseline b."""
@@ -51,12 +41,10 @@ def measure(run_dir: str, method: str, records: list[dict], human: np.ndarray, i
     inputs = [{**r, "id": r["instance"]} for r in records]
     scored = bundle.score([r["rationale"] for r in records], [r["label"] for r in records], inputs, progress=True,
                           relative=True)
-    means = label_means(run_dir, method)
-    centred = scored.scores - np.array([means[r["label"]] for r in records])
-    return {"run_dir": run_dir, "trust": bundle.config.trust, "test_label_means": means,
+    return {"run_dir": run_dir, "trust": bundle.config.trust, "test_label_means": bundle.config.label_offsets,
             "raw": agreement(scored.scores, human, instances),
             "relative": agreement(scored.relative, human, instances),
-            "label_centred": agreement(centred, human, instances),
+            "label_centred": agreement(scored.label_centred, human, instances),
             "by_label_mean_raw": {label: float(np.mean(scored.scores[[r["label"] == label for r in records]]))
                                   for label in sorted({r["label"] for r in records})}}
 

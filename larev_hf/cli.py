@@ -244,13 +244,14 @@ def _varif(args: argparse.Namespace, progress: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
+    asks_help = bool({"-h", "--help"} & set(words))
     try:
-        if not {"-h", "--help"} & set(words) and "torch" not in sys.modules:  # once torch is loaded it is too late
+        if not asks_help and "torch" not in sys.modules:  # once torch is loaded it is too late
             configure_openmp_wait()  # before torch loads libgomp: jobs sharing the cores do not starve each other
     except ValueError as error:
         print(f"larev-hf: error: {error}", file=sys.stderr)
         return 2
-    offline = False if {"-h", "--help"} & set(words) else detect_offline()  # help never reaches the Hub
+    offline = False if asks_help else detect_offline()  # help never reaches the Hub
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     once = OnceFilter()

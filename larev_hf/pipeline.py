@@ -112,6 +112,10 @@ class Run:
     def is_done(self, stage: str) -> bool:
         return self.runner.is_done(self.stage_name(stage))
 
+    def task(self) -> str:
+        """The run's task kind (``nli``, ``qa`` or ``yesno``), read from the first record of its test split."""
+        return next(read_jsonl(self.path("data", "test.jsonl")))[1]["task"]
+
     def split_records(self, split: str) -> list[dict[str, Any]]:
         """The records of ``split``; on the training split, ``rationale`` is the ``train_rationale`` variant
         (every evaluator trains on ``record["rationale"]``)."""
@@ -331,8 +335,7 @@ class Run:
         data_file = Path(data_file)
         split = data_file.stem if data_file.is_file() else "test"
         builder = baseline_builder_from_spec(cfg.baseline_builder, cfg.seed)
-        task = next(read_jsonl(self.path("data", "test.jsonl")))[1]["task"]
-        dataset = load_explanations(data_file, cfg.dataset, task, column_mapping, cfg.loader_options)
+        dataset = load_explanations(data_file, cfg.dataset, self.task(), column_mapping, cfg.loader_options)
         records = add_variants(add_baselines(dataset, builder)).to_list()
         with self.runner.lock():  # outputs written under the lock too: they may sit inside the run directory
             output_dir = Path(output_dir)

@@ -36,7 +36,7 @@ import numpy as np
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
 from larev_hf.meta.seeds import render_seed_aucs, seed_aucs
 from larev_hf.meta.settings import DEFAULT_FAMILIES, FAMILY_LETTERS, REFERENCE, MetaSettings
-from larev_hf.meta.stats import EXPECTED_ORDER, NOT_WORSE_THAN_GOLD, auc, summarize_method
+from larev_hf.meta.stats import EXPECTED_ORDER, NOT_WORSE_THAN_GOLD, auc, paired_win_rate, summarize_method
 from larev_hf.meta.suite import (
     FAMILIES,
     build_suite_with_skips,
@@ -229,8 +229,8 @@ def by_label_aucs(scored_rows: Sequence[Mapping[str, Any]], labels: Mapping[str,
                      if row["family"] == family and row["id"] in ids]
             if pairs:
                 g, f = np.array(pairs).T
-                cells[family] = {"auc": auc(np.array([gold[i] for i in ids]), f),
-                                 "win_rate": float(np.mean((g > f) + 0.5 * (g == f))), "n": len(pairs)}
+                cells[family] = {"auc": auc(np.array([gold[i] for i in ids]), f), "win_rate": paired_win_rate(g, f),
+                                 "n": len(pairs)}
         out[str(label)] = cells
     return out
 

@@ -34,15 +34,13 @@ import numpy as np
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
 from larev_hf.meta.human_stats import (
     STATISTICS,
-    acceptability_auc,
     agreement_table,
     annotator_agreement,
     difference,
-    pairwise_agreement,
+    point_statistics,
     select_one,
     select_one_references,
     share_of_ceiling,
-    spearman,
 )
 from larev_hf.meta.judgments import instance_half, load_judgments
 from larev_hf.meta.settings import HumanSettings
@@ -81,7 +79,7 @@ class HumanEvaluation:
 
     # ----------------------------------------------------------------- what is scored
     def task(self) -> str:
-        return self.run.split_records("test")[0]["task"]
+        return self.run.task()
 
     def methods(self) -> list[str]:
         """The asked methods, or the run's and every metric baseline whose stages have finished."""
@@ -269,10 +267,7 @@ def ceiling_figures(columns: Mapping[str, np.ndarray], records: Sequence[Mapping
             rows = np.array([r.get("source") == source for r in records])
             ids = [i for i, keep in zip(instances, rows, strict=True) if keep]
             out["by_source"][source] = {"n": int(rows.sum()), "metrics": {
-                name: {"spearman": spearman(values[rows], judged[rows]),
-                       "auc": acceptability_auc(values[rows], judged[rows]),
-                       "pairwise": pairwise_agreement(values[rows], judged[rows], ids)[0]}
-                for name, values in columns.items()}}
+                name: point_statistics(values[rows], judged[rows], ids) for name, values in columns.items()}}
     return out
 
 

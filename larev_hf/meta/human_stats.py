@@ -176,6 +176,12 @@ class _Resamples:
         return {name: np.asarray(values) for name, values in out.items()}
 
 
+def point_statistics(scores: Any, human: Any, instance_ids: Sequence[Any]) -> dict[str, float]:
+    """Every statistic of :data:`STATISTICS` of one score column against one human column (no interval)."""
+    return {"pairwise": pairwise_agreement(scores, human, instance_ids)[0], "spearman": spearman(scores, human),
+            "kendall": kendall(scores, human), "auc": acceptability_auc(scores, human)}
+
+
 def agreement_table(scores_by_metric: Mapping[str, Any], human: Any, instance_ids: Sequence[Any],
                     n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Every statistic of :data:`STATISTICS` for every metric, with 95% instance-bootstrap intervals.
@@ -201,8 +207,7 @@ def agreement_table(scores_by_metric: Mapping[str, Any], human: Any, instance_id
         scores = _finite(values, name)
         if scores.size != judged.size:
             raise ValueError(f"metric {name!r}: {scores.size} scores for {judged.size} explanations")
-        point = {"pairwise": pairwise_agreement(scores, judged, instance_ids)[0], "spearman": spearman(scores, judged),
-                 "kendall": kendall(scores, judged), "auc": acceptability_auc(scores, judged)}
+        point = point_statistics(scores, judged, instance_ids)
         replicates[name] = resamples.replicates(scores)
         metrics[name] = {stat: {"value": None if np.isnan(point[stat]) else point[stat],
                                 "ci95": _percentile_interval(replicates[name][stat])} for stat in STATISTICS}
@@ -251,17 +256,14 @@ def annotator_agreement(votes: Sequence[Sequence[float]], instance_ids: Sequence
     if matrix.ndim != 2 or matrix.shape[1] < 2:
         raise ValueError("annotator agreement needs two or more votes per explanation, the same number for each")
 
-    def statistics(scores: np.ndarray, human: np.ndarray) -> dict[str, float]:
-        return {"pairwise": pairwise_agreement(scores, human, instance_ids)[0], "spearman": spearman(scores, human),
-                "kendall": kendall(scores, human), "auc": acceptability_auc(scores, human)}
-
-    per_annotator = [statistics(matrix[:, k], np.delete(matrix, k, axis=1).mean(axis=1))
+    per_annotator = [point_statistics(matrix[:, k], np.delete(matrix, k, axis=1).mean(axis=1), instance_ids)
                      for k in range(matrix.shape[1])]
     out: dict[str, Any] = {"n_annotators": int(matrix.shape[1]), "one_vs_rest": {
         stat: float(np.nanmean([entry[stat] for entry in per_annotator])) for stat in STATISTICS}}
     if matrix.shape[1] >= 4:
         half = matrix.shape[1] // 2
-        out["split_half"] = statistics(matrix[:, :half].mean(axis=1), matrix[:, half:].mean(axis=1))
+        out["split_half"] = point_statistics(matrix[:, :half].mean(axis=1), matrix[:, half:].mean(axis=1),
+                                             instance_ids)
     return out
 
 

@@ -62,13 +62,22 @@ def summarize_variants(scores: Mapping[str, np.ndarray], n_boot: int = 1000, see
         raise ValueError(f"scores for the variant {REFERENCE!r} are missing (got {list(scores)}); every other "
                          "variant is compared with it")
     diffs = separation_matrix(scores)
-    gold = np.asarray(scores[REFERENCE], dtype=np.float64)
+    point = _separations_and_wins(scores, diffs)
     return {
         "absolute": {variant: float(np.mean(values)) for variant, values in scores.items()},
-        "separations": {key: float(np.mean(value)) for key, value in diffs.items()},
+        "separations": point["separations"],
         "ci95": {key: bootstrap_ci(value, n_boot=n_boot, seed=seed) for key, value in diffs.items()},
-        "win_rate": {variant: float(np.mean(gold > np.asarray(scores[variant]))) for variant in degraded_variants(scores)},
+        "win_rate": point["win_rate"],
     }
+
+
+def _separations_and_wins(scores: Mapping[str, np.ndarray], diffs: Mapping[str, np.ndarray],
+                          rows: np.ndarray | slice = slice(None)) -> dict[str, dict[str, float]]:
+    """Each separation's mean and each degraded variant's gold-win rate over ``rows`` (default: every example)."""
+    gold = np.asarray(scores[REFERENCE], dtype=np.float64)[rows]
+    return {"separations": {key: float(np.mean(value[rows])) for key, value in diffs.items()},
+            "win_rate": {variant: float(np.mean(gold > np.asarray(scores[variant], dtype=np.float64)[rows]))
+                         for variant in degraded_variants(scores)}}
 
 
 def summarize_by_label(scores: Mapping[str, np.ndarray], labels: Iterable[str]) -> dict[str, dict]:
@@ -77,14 +86,5 @@ def summarize_by_label(scores: Mapping[str, np.ndarray], labels: Iterable[str]) 
     on 45% of entailment rows, 10% of the others) is not hidden in the mean over labels."""
     labels = np.asarray(list(labels))
     diffs = separation_matrix(scores)
-    gold = np.asarray(scores[REFERENCE], dtype=np.float64)
-    out = {}
-    for label in dict.fromkeys(labels.tolist()):
-        mask = labels == label
-        out[str(label)] = {
-            "n": int(mask.sum()),
-            "separations": {key: float(np.mean(value[mask])) for key, value in diffs.items()},
-            "win_rate": {variant: float(np.mean(gold[mask] > np.asarray(scores[variant], dtype=np.float64)[mask]))
-                         for variant in degraded_variants(scores)},
-        }
-    return out
+    return {str(label): {"n": int(np.sum(labels == label)), **_separations_and_wins(scores, diffs, labels == label)}
+            for label in dict.fromkeys(labels.tolist())}
