@@ -1,0 +1,56 @@
+"""Does a difference in agreement with people hold per gold label and per source, not only on the mean? (issue 32)
+
+Reads what ``larev-hf human`` left in a run's ``human/<file stem>/`` (``judged.jsonl`` and ``scores/<method>.jsonl``)
+and prints, for one half of the instance split, each method's Spearman ρ with a human column within each gold label and
+within each source of the explanation. Writes them to ``--json``.
+
+    python benchmarks/human_by_group.py --human-dir runs/g/esnli-full/human/snli_accept_train \\
+        --methods larev,larev_grounded --half held --json benchmarks/results/issue32/esnli-full.human_by_group.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from larev_hf.io import read_jsonl
+from larev_hf.meta.human_stats import spearman
+from larev_hf.meta.judgments import instance_half
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--human-dir", required=True, help="RUN/human/<file stem> written by `larev-hf human`")
+    parser.add_argument("--methods", required=True, help="comma list of scored methods")
+    parser.add_argument("--human-column", default="acceptable")
+    parser.add_argument("--half", default="held", choices=("select", "held", "all"))
+    parser.add_argument("--split-seed", type=int, default=0)
+    parser.add_argument("--json", required=True)
+    args = parser.parse_args(argv)
+    directory = Path(args.human_dir)
+    records = [row for _, row in read_jsonl(directory / "judged.jsonl")]
+    halves = instance_half([r["instance"] for r in records], args.split_seed)
+    records = [r for r in records if args.half == "all" or halves[r["instance"]] == args.half]
+    methods = args.methods.split(",")
+    scores = {m: {row["id"]: row["score"] for _, row in read_jsonl(directory / "scores" / f"{m}.jsonl")} for m in methods}
+    out: dict[str, dict] = {}
+    for key in ("label", "source"):
+        out[key] = {}
+        for group in sorted({str(r.get(key)) for r in records}):
+            rows = [r for r in records if str(r.get(key)) == group]
+            human = [r["numbers"][args.human_column] for r in rows]
+            out[key][group] = {"n": len(rows), **{m: spearman([scores[m][r["id"]] for r in rows], human)
+                                                  for m in methods}}
+            print(f"{key:6s} {group:14s} n {len(rows):5d}  " + "  ".join(f"{m} ρ {out[key][group][m]:+.3f}"
+                                                                       for m in methods), flush=True)
+    summary = {"human_dir": str(directory), "half": args.half, "human_column": args.human_column, "spearman": out,
+               "command": "python benchmarks/human_by_group.py " + " ".join(argv if argv is not None else sys.argv[1:])}
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
