@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "chance, or Gold − Vacuous not above 0); the card then says so")
     export.add_argument("--calibration", default=None, metavar="CALIBRATION_JSON",
                         help="a calibration fitted by `larev-hf human --calibrate` (calibration.json): the bundle then "
-                        "also returns the calibrated score (it may read the method's score, length and rouge_l)")
+                        "also returns the calibrated score (it may read the method's score, length, rouge_l and grounding)")
     return parser
 
 

@@ -86,6 +86,28 @@ def tiny_bundles(tiny_run, tmp_path_factory) -> dict[str, Path]:
     return {method: EvaluatorBundle.from_run(tiny_run, method).save_pretrained(root / method) for method in ("rev", "larev")}
 
 
+@pytest.fixture(scope="session")
+def judged_file(tiny_run: Path, tmp_path_factory) -> Path:
+    """The tiny (QA) run's test questions with three explanations each, 5 answer choices, and made-up judgments:
+    the gold rationale acceptable, a leak half, an unrelated sentence not; ``nll`` = −acceptable + noise."""
+    import numpy as np
+
+    from larev_hf.io import write_jsonl
+    from larev_hf.pipeline import Run
+
+    out = tmp_path_factory.mktemp("judged") / "judged.jsonl"
+    rng = np.random.default_rng(0)
+    lines = []
+    for r in Run.load(tiny_run, progress=False).split_records("test"):
+        for rationale, acceptable in ((r["rationale"], 1.0), (f"The answer is {r['label']}.", 0.5),
+                                      ("Birds can fly.", 0.0)):
+            lines.append({"id": r["id"], "question": r["question"], "choices": [*r["choices"], "attic", "porch"],
+                          "answer": r["label"], "rationale": rationale, "acceptable": acceptable,
+                          "nll": -acceptable + 0.01 * rng.random()})
+    write_jsonl(out, lines)
+    return out
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     """One line per skip reason at the end of the run, even under ``-q`` (a clone without ``../shared`` skips the
     tests that read the shared datasets, and should say so)."""

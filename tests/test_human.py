@@ -151,23 +151,6 @@ def test_the_shared_judgment_files_load(data_dir: Path) -> None:
 # --------------------------------------------------------------------------- a run's metrics on a judged file
 
 
-@pytest.fixture(scope="module")
-def judged_file(tiny_run: Path, tmp_path_factory) -> Path:
-    """The tiny (QA) run's test questions with three explanations each, 5 answer choices, and made-up judgments:
-    the gold rationale acceptable, a leak half, an unrelated sentence not; ``nll`` = −acceptable + noise."""
-    out = tmp_path_factory.mktemp("judged") / "judged.jsonl"
-    rng = np.random.default_rng(0)
-    lines = []
-    for r in Run.load(tiny_run, progress=False).split_records("test"):
-        for rationale, acceptable in ((r["rationale"], 1.0), (f"The answer is {r['label']}.", 0.5),
-                                      ("Birds can fly.", 0.0)):
-            lines.append({"id": r["id"], "question": r["question"], "choices": [*r["choices"], "attic", "porch"],
-                          "answer": r["label"], "rationale": rationale, "acceptable": acceptable,
-                          "nll": -acceptable + 0.01 * rng.random()})
-    write_jsonl(out, lines)
-    return out
-
-
 def test_human_scores_every_explanation_with_every_method(tiny_run: Path, judged_file: Path, tmp_path: Path) -> None:
     report = human_evaluate(tiny_run, judged_file, tmp_path / "h", progress=False, baseline_columns=["nll:lower"],
                             n_boot=50)

@@ -20,7 +20,7 @@ REPORT_NAME = "report.json"
 MODEL_CARD_NAME = "README.md"
 TOKENIZER_DIR = "tokenizer"
 #: Scores of the text alone that a bundle's calibration may read beside its method's own score (metric baselines).
-CALIBRATION_TEXT_FEATURES = ("length", "rouge_l")
+CALIBRATION_TEXT_FEATURES = ("length", "rouge_l", "grounding")
 #: Version of the bundle layout; bumped when a reader of the old layout could misread the new one.
 FORMAT_VERSION = 1
 
@@ -44,7 +44,7 @@ class BundleConfig:
         tokenizer (`str`, *optional*, defaults to `"tokenizer"`): the tokenizer directory.
         calibration (`dict`, *optional*): a :class:`~larev_hf.scores.calibration.Calibration` fitted on human
             judgments (``larev-hf human --calibrate``, then ``larev-hf export --calibration``): ``score`` then also
-            returns the calibrated score; it reads the method's own score, ``length`` and ``rouge_l`` only.
+            returns the calibrated score; it reads the method's own score, ``length``, ``rouge_l`` and ``grounding`` only.
         seeds (`list[int]`, *optional*): an ensemble bundle's evaluator seeds (``larev-hf export`` of a run trained with
             ``--seeds``); the first seed's models are ``models``, every other seed's ``seed_models[str(seed)]``
             (role → directory); ``score`` returns the mean over seeds and each seed's scores.

@@ -49,6 +49,7 @@ from larev_hf.methods import get_method
 from larev_hf.pipeline import Run, baseline_builder_from_spec
 from larev_hf.report import markdown_table, save_figure, variant_title
 from larev_hf.runner import StageRunner
+from larev_hf.scores.calibration import Calibration
 
 logger = logging.getLogger(__name__)
 
@@ -84,8 +85,28 @@ class MetaEvaluation:
         return names + [name for name in self.settings.user_family_paths() if name not in names]
 
     def methods(self) -> list[str]:
-        """The methods to score: the asked ones, or the run's and every baseline whose stages have finished."""
-        return self.run.methods_to_score(list(self.settings.methods), "the meta-evaluation")
+        """The methods to score: the asked ones, or the run's and every baseline whose stages have finished; with
+        ``--calibration``, its features too."""
+        names = self.run.methods_to_score(list(self.settings.methods), "the meta-evaluation")
+        extra = [f for f in self.calibration().features if f not in names] if self.settings.calibration else []
+        return names + self.run.methods_to_score(extra, "the calibrated score") if extra else names
+
+    def calibration(self) -> Calibration:
+        return Calibration.load(self.settings.calibration)
+
+    def calibrated_summary(self, labels: Mapping[str, str]) -> dict[str, Any]:
+        """``--calibration``: the calibrated score of every suite row from its features' scores, summarised as a
+        method's are (issue 35)."""
+        calibration = self.calibration()
+        keyed = {name: {(row["id"], row["family"]): row["score"] for _, row in read_jsonl(self.score_path(name,
+                                                                                                          self.run))}
+                 for name in calibration.features}
+        rows = [row for row in self.suite() if all((row["id"], row["family"]) in scores for scores in keyed.values())]
+        values = calibration({name: np.array([scores[(r["id"], r["family"])] for r in rows])
+                              for name, scores in keyed.items()})
+        learned = [f for f in calibration.features if get_method(f).kind == "metric"] or calibration.features
+        return meta_summary(learned[0], scored_rows(rows, values), n_boot=self.settings.n_boot, seed=self.seed,
+                            title=f"Calibrated ({' + '.join(calibration.features)})", labels=labels)
 
     def check(self) -> None:
         """Refuse bad settings before anything is written."""
@@ -196,6 +217,8 @@ class MetaEvaluation:
         methods = {name: meta_summary(name, [row for _, row in read_jsonl(self.dir / "scores" / f"{name}.jsonl")],
                                       n_boot=self.settings.n_boot, seed=self.seed, labels=labels)
                    for name in self.methods()}
+        if self.settings.calibration:
+            methods["calibrated"] = self.calibrated_summary(labels)
         markers = self.runner.markers()
         report = assemble_report(self.run.config.dataset, self.settings.split, self.suite(),
                                  read_json(self.dir / "suite_skips.json"), methods,
@@ -443,6 +466,11 @@ def meta_evaluate_bundles(bundles: Mapping[str, Any], records: Sequence[Mapping[
         write_jsonl(output_dir / "scores" / f"{key}.jsonl", scored)
         methods[key] = meta_summary(bundle.config.method, scored, n_boot=n_boot, seed=seed,
                                     title=f"{bundle.spec.title} ({key})")
+        if result.calibrated is not None:  # a calibrated bundle's second score, judged like any metric (issue 35)
+            scored = scored_rows(rows, result.calibrated)
+            write_jsonl(output_dir / "scores" / f"{key}_calibrated.jsonl", scored)
+            methods[f"{key}_calibrated"] = meta_summary(bundle.config.method, scored, n_boot=n_boot, seed=seed,
+                                                        title=f"{bundle.spec.title} ({key}, calibrated)")
     for name in baselines:
         method = get_method(name)
         if method.stages(None):

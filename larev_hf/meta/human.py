@@ -43,11 +43,20 @@ from larev_hf.meta.human_stats import (
     share_of_ceiling,
 )
 from larev_hf.meta.judgments import instance_half, load_judgments
+from larev_hf.meta.robust_calibration import (
+    AttackScores,
+    attack_scores,
+    render_robustness,
+    robust_calibration,
+    robustness_shortfalls,
+    worst_family,
+)
 from larev_hf.meta.settings import HumanSettings
-from larev_hf.methods import get_method
+from larev_hf.methods import get_method, method_names
 from larev_hf.pipeline import Run, baseline_builder_from_spec
 from larev_hf.report import markdown_table, save_figure
 from larev_hf.runner import StageRunner
+from larev_hf.scores.calibration import fit_calibration
 
 #: How the report names each statistic of :data:`~larev_hf.meta.human_stats.STATISTICS`.
 STATISTIC_TITLES = {"pairwise": "Pairwise agreement", "spearman": "Spearman ρ", "kendall": "Kendall τ-b",
@@ -151,6 +160,11 @@ class HumanEvaluation:
         """Score (or resume) and report; returns the ``human_report.json`` content. Holds the run directory's lock."""
         methods = self.methods()
         self.read_file()  # a malformed file stops here, before anything is written
+        attacks = None
+        if self.settings.calibrate:
+            self.calibration_method()
+        if self.settings.calibrate and self.settings.calibration_fit == "robust":
+            attacks = self.attacks()  # each a meta run that takes the run directory's lock itself
         with self.run.runner.lock():
             self.dir.mkdir(parents=True, exist_ok=True)
             current = {**asdict(self.settings), "judgments": str(Path(self.settings.judgments).resolve()),
@@ -159,7 +173,7 @@ class HumanEvaluation:
             self.runner.check_settings(current, asdict(HumanSettings()), metadata, name="human_config.json")
             self.runner.run(self.stages(), inputs=self.inputs(),
                             independent=[stage for m in methods for _, stage, _ in self.scored(m)])
-            return self.write_report(methods)
+            return self.write_report(methods, attacks)
 
     # ----------------------------------------------------------------- report
     def score_columns(self, methods: Sequence[str]) -> dict[str, np.ndarray]:
@@ -180,30 +194,66 @@ class HumanEvaluation:
             out[column] = sign * np.array([r["numbers"][column] for r in records])
         return out
 
-    def calibrated_column(self, records: Sequence[Mapping[str, Any]], columns: Mapping[str, np.ndarray],
-                          halves: Mapping[str, str]) -> np.ndarray:
-        """The calibrated score (:mod:`larev_hf.scores.calibration`) of every explanation: fitted on the select half
-        (out-of-fold predictions there), applied to the held half; the fit is saved as ``calibration.json``."""
-        from larev_hf.scores.calibration import fit_calibration
-
-        features = list(self.settings.calibrate)
-        if unknown := [f for f in features if f not in columns or f in self.baseline_columns]:
+    def calibration_method(self) -> str:
+        """The first learned metric among ``--calibrate``'s features (the score the robust fit is anchored on); every
+        feature must be a method this report scores (never a column of the file, which no one else can compute)."""
+        scored = self.methods()
+        if unknown := [f for f in self.settings.calibrate if f not in scored or f in self.baseline_columns]:
             raise ValueError(f"--calibrate: {unknown} are not scored methods of this report; the calibration reads "
-                             f"only scores the library computes for any explanation: {sorted(set(columns) - set(self.baseline_columns))}")
+                             f"only scores the library computes for any explanation: {scored}")
+        learned = [f for f in self.settings.calibrate if f in method_names() and get_method(f).kind == "metric"]
+        if not learned:
+            raise ValueError(f"--calibrate {','.join(self.settings.calibrate)}: name a learned metric (e.g. "
+                             "larev,grounding); the first one anchors the fit, the other features are capped")
+        return learned[0]
+
+    def attacks(self) -> dict[str, AttackScores]:
+        """VARSuite on the run's validation split (to choose the fit) and test split (to report it), scored with the
+        calibration's features under ``attacks/<split>`` (each a ``larev-hf meta`` directory, resumable)."""
+        return {split: attack_scores(self.run, self.settings.calibrate, split, self.settings.robustness_examples,
+                                     self.dir / "attacks" / split) for split in ("validation", "test")}
+
+    def calibrated_columns(self, records: Sequence[Mapping[str, Any]], columns: Mapping[str, np.ndarray],
+                           halves: Mapping[str, str], attacks: Mapping[str, AttackScores] | None
+                           ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """The calibrated scores (:mod:`larev_hf.scores.calibration`) of every explanation, fitted on the select half
+        (out-of-fold there), applied to the held half: ``calibrated`` (robust, :mod:`larev_hf.meta.robust_calibration`,
+        or by agreement with ``--calibration-fit agreement``) and, beside a robust one, ``calibrated_agreement``. The fit
+        is saved as ``calibration.json``; returns the columns and the report's ``calibration`` section (the candidates
+        and each calibrated score's AUC against every family on the test split)."""
+        features = list(self.settings.calibrate)
         human = self.settings.human_columns[0]
         select = np.array([halves[r["instance"]] == "select" for r in records])
-        calibration, out_of_fold = fit_calibration(
-            {f: columns[f][select] for f in features}, [r["numbers"][human] for r in records if halves[r["instance"]] ==
-                                                        "select"],
-            [r["instance"] for r in records if halves[r["instance"]] == "select"], features, seed=self.run.config.seed)
-        calibration.fitted_on.update(judgments=str(self.settings.judgments), human_column=human, half="select",
-                                     split_seed=self.settings.split_seed, run_dir=str(self.run.dir))
-        calibration.save(self.dir / "calibration.json")
-        scores = calibration({f: columns[f] for f in features})
-        scores[select] = out_of_fold
-        return scores
+        fit_columns = {f: columns[f][select] for f in features}
+        judged = np.array([r["numbers"][human] for r in records])[select]
+        instances = [r["instance"] for r, keep in zip(records, select, strict=True) if keep]
+        fits = {"calibrated_agreement": fit_calibration(fit_columns, judged, instances, features,
+                                                        seed=self.run.config.seed)}
+        section: dict[str, Any] = {"features": features, "fit": self.settings.calibration_fit}
+        if attacks is not None:
+            method = self.calibration_method()
+            calibration, out_of_fold, table = robust_calibration(fit_columns, judged, instances, features, method,
+                                                                 attacks["validation"], seed=self.run.config.seed)
+            fits = {"calibrated": (calibration, out_of_fold), **fits}
+            test = attacks["test"]
+            method_aucs = test.family_aucs(test.columns[method])
+            section.update(method=method, candidates=table, robustness={"method": method_aucs, **{
+                name: {"aucs": (aucs := test.family_aucs(fit[0](test.columns))),
+                       "shortfalls": robustness_shortfalls(aucs, method_aucs)} for name, fit in fits.items()}})
+        else:
+            fits = {"calibrated": fits["calibrated_agreement"]}
+        out = {}
+        for name, (calibration, out_of_fold) in fits.items():
+            calibration.fitted_on.update(judgments=str(self.settings.judgments), human_column=human, half="select",
+                                         split_seed=self.settings.split_seed, run_dir=str(self.run.dir))
+            scores = calibration({f: columns[f] for f in features})
+            scores[select] = out_of_fold
+            out[name] = scores
+        fits["calibrated"][0].save(self.dir / "calibration.json")
+        return out, section
 
-    def write_report(self, methods: Sequence[str]) -> dict[str, Any]:
+    def write_report(self, methods: Sequence[str], attacks: Mapping[str, AttackScores] | None = None
+                     ) -> dict[str, Any]:
         records = self.records()
         columns = self.score_columns(methods)
         halves = instance_half([r["instance"] for r in records], self.settings.split_seed)
@@ -212,10 +262,14 @@ class HumanEvaluation:
         titles = {name: get_method(name.split("@")[0]).title + (f" ({name.split('@')[1]})" if "@" in name else "")
                   for name in columns if name not in self.baseline_columns} | {
             c: f"{c} ({'lower' if s < 0 else 'higher'} = better)" for c, s in self.baseline_columns.items()}
+        calibration: dict[str, Any] | None = None
         if self.settings.calibrate:
-            columns["calibrated"] = self.calibrated_column(records, columns, halves)
-            kinds["calibrated"] = "metric"
-            titles["calibrated"] = f"Calibrated ({' + '.join(self.settings.calibrate)})"
+            calibrated, calibration = self.calibrated_columns(records, columns, halves, attacks)
+            for name, values in calibrated.items():
+                columns[name], kinds[name] = values, "metric"
+                fit = "by agreement alone" if name == "calibrated_agreement" or self.settings.calibration_fit == \
+                    "agreement" else "robust"
+                titles[name] = f"Calibrated ({' + '.join(self.settings.calibrate)}; {fit})"
         keep = np.ones(len(records), dtype=bool)
         if self.settings.half != "all":
             keep = np.array([halves[r["instance"]] == self.settings.half for r in records])
@@ -226,7 +280,8 @@ class HumanEvaluation:
             "n_empty_rationales": sum(not r["rationale"] for r in kept),
             "metrics": {name: {"title": titles[name], "kind": kinds[name]} for name in columns},
             "human": {}, "settings": {**asdict(self.settings)},
-            "timings": {stage: content["seconds"] for stage, content in self.runner.markers().items()}}
+            "timings": {stage: content["seconds"] for stage, content in self.runner.markers().items()},
+            **({"calibration": calibration} if calibration else {})}
         for human in self.settings.human_columns:
             table = agreement_table({name: values[keep] for name, values in columns.items()},
                                     np.array([r["numbers"][human] for r in kept]), [r["instance"] for r in kept],
@@ -304,10 +359,13 @@ def render_human_markdown(report: Mapping[str, Any]) -> str:
                 f"{entry['n_explanations']} explanations of {entry['n_instances']} instances; {entry['n_pairs']} "
                 f"within-instance pairs ranked differently by the annotators; {entry['n_acceptable']} acceptable "
                 f"(≥ ½) and {entry['n_unacceptable']} unacceptable (0) explanations.", ""]
+        robust = "robustness" in report.get("calibration", {})
         out.append(markdown_table(
-            ["Metric", "Kind", *(STATISTIC_TITLES[s] for s in STATISTICS), "Select-1"],
+            ["Metric", "Kind", *(STATISTIC_TITLES[s] for s in STATISTICS), "Select-1",
+             *(["Worst VARSuite AUC (test)"] if robust else [])],
             [[metrics[name]["title"], metrics[name]["kind"], *(_interval(stats[s]) for s in STATISTICS),
-              _number(entry.get("select_1", {}).get(name))] for name, stats in entry["metrics"].items()]))
+              _number(entry.get("select_1", {}).get(name)), *([worst_family(report, name)] if robust else [])]
+             for name, stats in entry["metrics"].items()]))
         if "select_1_references" in entry:
             refs = entry["select_1_references"]
             out += ["", f"Select-1 (Wiegreffe et al. 2022: the share of instances whose top-scored explanation is "
@@ -339,6 +397,7 @@ def render_human_markdown(report: Mapping[str, Any]) -> str:
             out.append(markdown_table(["Other", *(STATISTIC_TITLES[s] for s in STATISTICS)],
                                       [[metrics[other]["title"], *(_signed(diff[s]) for s in STATISTICS)]
                                        for other, diff in others.items()]))
+    out += render_robustness(report)
     if report.get("n_empty_rationales"):
         out += ["", f"{report['n_empty_rationales']} explanations are empty; they are scored as the empty string."]
     return "\n".join(out) + "\n"

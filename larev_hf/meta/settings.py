@@ -46,6 +46,9 @@ class MetaSettings:
     seed: int | None = help_field(None, "seed of the suite's template draws (default: the run's seed)")
     max_examples: int | None = help_field(None, "only the split's first N examples")
     n_boot: int = help_field(1000, "bootstrap replicates of each AUC interval", report_only=True)
+    calibration: str | None = help_field(
+        None, "also score a calibrated score (calibration.json of `larev-hf human --calibrate`) like any metric: it "
+        "reads the scores of its features, which are scored too", report_only=True)
 
     def user_family_paths(self) -> dict[str, str]:
         """``NAME=PATH`` entries → ``{name: path}``; a malformed entry raises naming it."""
@@ -90,6 +93,14 @@ class HumanSettings:
         [], "also report a calibrated score: a logistic combination of these scored methods (e.g. larev,length,"
         "rouge_l) fitted on the select half's first human column (≥ ½ = acceptable), out-of-fold there, and written to "
         "calibration.json for `larev-hf export --calibration` (comma list)", type=comma_list, report_only=True)
+    calibration_fit: str = help_field(
+        "robust", "how --calibrate chooses its fit: robust (by agreement and by AUC against every VARSuite family on "
+        "the run's validation split, with capped text features; issue 35) or agreement (by agreement alone, issue 25's "
+        "fit: a copy of the input can outscore the gold). robust also reports the agreement fit beside it",
+        choices=("robust", "agreement"), report_only=True)
+    robustness_examples: int = help_field(
+        1000, "--calibrate: examples of the run's validation split (to choose the fit) and test split (to report its "
+        "robustness) that VARSuite is built from", report_only=True)
     max_instances: int | None = help_field(None, "only the file's first N instances")
     reduction: str | None = help_field(
         None, "log p(y | ·) as the summed (sum) or REV's mean (mean) label-token log-prob when scoring (default: the "

@@ -1,14 +1,14 @@
 """Rationale metrics, one module each, and the registry everything above reads.
 
 ``rev`` (REV), ``larev`` (LAREV), ``larev_grounded`` (LAREV-G, issue 32), ``rora`` (RoRA), ``simulatability`` (LAS, RQ), and the metric baselines of
-VARIF §5 (``baselines``: ROUGE-L, length, rationale-only accuracy). Each module declares its method's
+VARIF §5 (``baselines``: ROUGE-L, length, grounding, rationale-only accuracy). Each module declares its method's
 spec (name, title, formula, citation, model roles), settings dataclass, stages, ``score`` and bundle scorer; importing
 this package registers them in canonical order. A new metric is one module with a :class:`Method` subclass and one
 :func:`register_method` call (``docs/architecture.md``).
 """
 
 from larev_hf.methods.base import BundleScorer, Method, MethodResult, RunContext, Stage
-from larev_hf.methods.baselines import Length, RationaleOnly, RougeL
+from larev_hf.methods.baselines import Grounding, Length, RationaleOnly, RougeL
 from larev_hf.methods.larev import LAREV
 from larev_hf.methods.larev_grounded import GroundedLAREV
 from larev_hf.methods.registry import (
@@ -23,12 +23,12 @@ from larev_hf.methods.rev import REV, ConditionalVMethod
 from larev_hf.methods.rora import RoRA
 from larev_hf.methods.simulatability import LAS, RQ
 
-for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), RougeL(), Length(), RationaleOnly()):
+for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), RougeL(), Length(), Grounding(), RationaleOnly()):
     if _method.name not in method_names():
         register_method(_method)
 
 __all__ = [
-    "BundleScorer", "ConditionalVMethod", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "REV", "RQ",
+    "BundleScorer", "ConditionalVMethod", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "REV", "RQ",
     "RationaleOnly", "RoRA", "RougeL", "RunContext",
     "Stage", "exportable_methods", "get_method", "method_names", "register_method", "resolve_methods",
     "unregister_method",
