@@ -14,7 +14,6 @@ or ≥ the method alone − 0.02 where the method is below 0.80). Writes everyth
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
