@@ -90,6 +90,7 @@ class Grounding(HeuristicBaseline):
     """
 
     name = "grounding"
+    in_all = False  # a calibration feature: `meta` and `human` score it as every baseline; a run's report when asked
     title = "Grounding(r, x)"
     formula = "|content words of r found in x| / |content words of r| (stemmed, stop words removed)"
     unit = "share of words"
