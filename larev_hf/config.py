@@ -19,7 +19,7 @@ from typing import Any
 
 from larev_hf.methods import get_method, method_names, resolve_methods
 from larev_hf.methods.settings import add_dataclass_arguments, comma_list, field_values, help_field
-from larev_hf.modeling import PRESETS, get_input_format, is_pretrained, training_defaults
+from larev_hf.modeling import PRESETS, backbone_defaults, get_input_format, is_pretrained
 from larev_hf.modeling.lora_settings import LoraSettings
 from larev_hf.scores import VARIANTS
 from larev_hf.training import TrainSettings
@@ -81,6 +81,10 @@ class BackboneConfig:
     input_format: str = help_field("larev", "encoder text template (see docs)", choices=("larev", "rev"))
     reduction: str = help_field("sum", "log p(y|·) as the summed (default) or REV's mean token log-prob",
                                 choices=("sum", "mean"))
+    backbone_defaults: dict[str, str] = help_field(
+        {}, "the settings the run left unset and the backbone decided: name → where the value came from ('preset "
+        "minilm2minilm', 'pretrained backbones', 'random-init presets'; larev_hf.modeling.presets)", cli=False,
+        report_only=True)
 
     def validate(self, config: RunConfig) -> None:
         if self.reduction not in ("sum", "mean"):
@@ -98,7 +102,8 @@ class TrainingConfig:
         "trainings; data, tokenizer and baselines are shared, --seed's models stay at the run's root) and the report "
         "says which separations hold across seeds; adding a seed to a finished run trains only it",
         type=comma_list, report_only=True)
-    learning_rate: float | None = help_field(None, "default: the backbone's (1e-3 presets, 3e-5 pretrained)")
+    learning_rate: float | None = help_field(None, "AdamW learning rate of every trained model (default: the "
+                                             "backbone's; larev_hf.modeling.presets)")
     num_train_epochs: float | None = help_field(None, "default: the backbone's")
     batch_size: int | None = help_field(None, "default: the backbone's")
     select_on_validation: bool = help_field(
@@ -179,9 +184,23 @@ class RunConfig:
             raise ValueError(f"unknown setting(s) {sorted(remaining)}; known: {sorted(self._field_names())} "
                              "(a setting of a method that is not registered in this process?)")
         object.__setattr__(self, "sections", sections)
+        self._fill_backbone_defaults()
         for section in sections.values():
             if hasattr(section, "validate"):
                 section.validate(self)
+
+    def _fill_backbone_defaults(self) -> None:
+        """Every setting the run left unset (``None``) that the backbone decides takes the backbone's value
+        (:func:`~larev_hf.modeling.backbone_defaults`), and ``backbone_defaults`` records where it came from, so
+        ``run_config.json`` and the report show the values a run trained with."""
+        backbone = self.sections["backbone"]
+        filled = dict(backbone.backbone_defaults)
+        for name, (value, source) in backbone_defaults(backbone.backbone).items():
+            for section in self.sections.values():
+                if name in section.__dataclass_fields__ and getattr(section, name) is None:
+                    setattr(section, name, value)
+                    filled[name] = source
+        backbone.backbone_defaults = filled
 
     @staticmethod
     def _field_names() -> list[str]:
@@ -214,7 +233,23 @@ class RunConfig:
         return {name: value for section in self.sections.values() for name, value in dataclasses.asdict(section).items()}
 
     def replace(self, **changes: Any) -> RunConfig:
-        return RunConfig(**{**self.to_dict(), **changes})
+        """A new configuration with ``changes``; the settings the backbone decided are decided again (a changed
+        backbone brings its own)."""
+        values = self.to_dict()
+        for name in values.pop("backbone_defaults"):
+            values[name] = None
+        return RunConfig(**{**values, **changes})
+
+    def given(self, name: str) -> Any:
+        """Setting ``name`` as the user gave it: ``None`` where the backbone decided it."""
+        return None if name in self.backbone_defaults else getattr(self, name)
+
+    def unresolved(self) -> dict[str, Any]:
+        """:meth:`to_dict` with the backbone-decided settings back to unset: what the user asked for."""
+        values = self.to_dict()
+        for name in values.pop("backbone_defaults"):
+            values[name] = None
+        return values
 
     @classmethod
     def from_dict(cls, values: dict[str, Any], source: str = "run_config.json") -> RunConfig:
@@ -244,11 +279,8 @@ class RunConfig:
         return resolve_methods(self.method)
 
     def train_settings(self, progress: bool = True) -> TrainSettings:
-        defaults = training_defaults(self.backbone)
         return TrainSettings(
-            learning_rate=self.learning_rate or defaults["learning_rate"],
-            num_train_epochs=self.num_train_epochs or defaults["num_train_epochs"],
-            batch_size=self.batch_size or int(defaults["batch_size"]),
+            learning_rate=self.learning_rate, num_train_epochs=self.num_train_epochs, batch_size=int(self.batch_size),
             seed=self.seed, progress=progress, lora=self.lora_settings(), group_by_length=self.group_by_length,
             freeze_word_embeddings=self.freeze_word_embeddings,
         )

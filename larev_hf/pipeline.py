@@ -275,7 +275,8 @@ class Run:
     # ----------------------------------------------------------------- entry points
     def check_config(self) -> None:
         """Refuse to resume a run directory made with different settings (results would mix)."""
-        self.runner.check_settings(self.config.to_dict(), RunConfig._defaults(), RunConfig.field_metadata())
+        self.runner.check_settings(self.config.to_dict(), RunConfig._defaults(), RunConfig.field_metadata(),
+                                   read_saved=lambda saved: RunConfig.from_dict(saved).to_dict())
 
     def data_inputs(self) -> dict[str, str | None]:
         """What the ``data`` stage reads: the SHA-256 of each split's local file (``None``: Hub or generated data,

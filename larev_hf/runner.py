@@ -228,15 +228,18 @@ class StageRunner:
         return {path.stem: read_json(path) for path in sorted((self.dir / "stages").glob("*.done"))}
 
     def check_settings(self, current: Mapping[str, Any], defaults: Mapping[str, Any],
-                       metadata: Mapping[str, Mapping[str, Any]], name: str = "run_config.json") -> None:
+                       metadata: Mapping[str, Mapping[str, Any]], name: str = "run_config.json",
+                       read_saved: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None) -> None:
         """Refuse to resume with different settings (results would mix); ``current`` is saved once a stage finishes.
 
         A setting whose metadata says ``report_only`` may always change; one that names its ``stages`` may change
-        until one of those stages has finished; any other difference is refused.
+        until one of those stages has finished; any other difference is refused. ``read_saved`` turns the saved file
+        into comparable values (a run fills unset settings from its backbone; an older file holds them unset).
         """
         saved_path = self.dir / name
         if saved_path.is_file():
             saved = read_json(saved_path)
+            saved = dict(read_saved(saved)) if read_saved else saved
             differing = []
             for key, value in current.items():
                 meta = metadata.get(key, {})

@@ -1,11 +1,11 @@
-"""FRAME's meta-metrics (larev_hf.meta.frame) against hand computations and the paper's own printed tables."""
+"""FRAME's meta-metrics (larev_hf.frame.meta_metrics) against hand computations and the paper's own printed tables."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from larev_hf.meta.frame import (
+from larev_hf.frame.meta_metrics import (
     AXIOM_META_METRICS,
     NLI_PARAPHRASES,
     PAPER_TABLES,
@@ -117,8 +117,8 @@ def test_label_noise_flips_exactly_the_stated_share(share: float) -> None:
 
 
 def test_paper_comparison_of_the_papers_own_means_agrees_everywhere_and_a_swap_shows() -> None:
-    from larev_hf.meta.frame import TABLE_COLUMNS
-    from larev_hf.meta.frame_report import paper_comparison, render_paper_comparison
+    from larev_hf.frame.meta_metrics import TABLE_COLUMNS
+    from larev_hf.frame.report import paper_comparison, render_paper_comparison
 
     keys = ["f_gold", "gh_gold", "gh_pred", "np_gh_pred"]
 

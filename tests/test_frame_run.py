@@ -1,4 +1,4 @@
-"""FRAME end to end (larev_hf.meta.frame_run): the presets it adds, its settings, the simulators G and H, Φ and the
+"""FRAME end to end (larev_hf.frame.run): the presets it adds, its settings, the simulators G and H, Φ and the
 axioms' meta-metrics against hand computations, the perturbations and label noise, and a tiny resumable run."""
 
 from __future__ import annotations
@@ -12,19 +12,13 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score
 
+from larev_hf.frame.meta_metrics import NLI_PARAPHRASES, asd, mar, nrg, scv, scv_value
+from larev_hf.frame.run import RLC_METRICS, FrameRun
+from larev_hf.frame.seeds import axiom_nrg
+from larev_hf.frame.settings import FrameSettings
+from larev_hf.frame.simulators import SimulatorPair
+from larev_hf.frame.variants import Variant, rationale_texts, variant_plan
 from larev_hf.io import read_json, read_jsonl
-from larev_hf.meta.frame import NLI_PARAPHRASES, asd, mar, nrg, scv
-from larev_hf.meta.frame_run import (
-    RLC_METRICS,
-    FrameRun,
-    SimulatorPair,
-    Variant,
-    axiom_nrg,
-    rationale_texts,
-    scv_value,
-    variant_plan,
-)
-from larev_hf.meta.settings import FrameSettings
 
 NLI = ["entailment", "neutral", "contradiction"]
 RATIONALES = {"entailment": "walking in a park means being outside .",
@@ -199,7 +193,7 @@ def test_label_noise_flips_exactly_the_stated_share_and_shares_are_subsets(frame
 
 
 def test_f_gold_control_is_100_by_construction(frame_run) -> None:
-    from larev_hf.meta.task_model import SelfRationalizer
+    from larev_hf.explain.task_model import SelfRationalizer
 
     run, _ = frame_run
     test = run.records("test")
@@ -215,7 +209,7 @@ def test_f_gold_control_is_100_by_construction(frame_run) -> None:
 
 
 def test_phi_equals_a_hand_computation_from_the_simulators_predictions(frame_run) -> None:
-    from larev_hf.meta.lcig import augmented_input, choice_log_probs
+    from larev_hf.explain.choices import augmented_input, choice_log_probs
     from larev_hf.modeling import load_evaluator
     from larev_hf.modeling.templates import task_text
 
@@ -335,8 +329,8 @@ def _rows(control: list[int], treatment: dict[str, list[int]], correct: int = 2)
 
 
 def test_seed_results_and_their_aggregate_over_seeds_by_hand() -> None:
-    from larev_hf.meta.frame_report import render_frame_markdown
-    from larev_hf.meta.frame_run import aggregate_seeds, seed_results
+    from larev_hf.frame.report import render_frame_markdown
+    from larev_hf.frame.seeds import aggregate_seeds, seed_results
 
     full = {"y_hat": [1, 1, 1, 0], "r_hat": [1, 0, 0, 0], "r_dot": [1, 1, 0, 0], "y_dot": [1, 1, 1, 1],
             "psi_e": [1, 1, 1, 0], "psi_c": [0, 0, 0, 0]}
@@ -386,7 +380,7 @@ def test_adding_a_seed_to_a_finished_run_trains_only_that_seed(frame_run, tmp_pa
 
 # ---------------------------------------------------------------------- H's training mix and the pretrained sizes
 def test_h_training_rationales_mix_gold_and_label_per_example_and_reject_unknown_kinds() -> None:
-    from larev_hf.meta.frame_run import h_training_rationales
+    from larev_hf.frame.simulators import h_training_rationales
 
     records = [{"id": f"x{i}", "rationale": f"because {i}"} for i in range(200)]
     targets = [NLI[i % 3] for i in range(200)]
@@ -430,12 +424,7 @@ def _library_rows(scores: dict[str, list[float]], targets: list[str], golds: lis
 
 
 def test_library_meta_metrics_by_hand() -> None:
-    from larev_hf.meta.frame_library import (
-        aggregate_library,
-        library_nrg,
-        library_seed_meta,
-        library_seed_results,
-    )
+    from larev_hf.frame.library import aggregate_library, library_nrg, library_seed_meta, library_seed_results
 
     targets, golds = ["a", "b", "a", "b"], ["a", "b", "c", "c"]  # F right on the first two
     base = {"y_hat": [1.0, 2.0, 3.0, 4.0], "r_hat": [0.0, 0.0, 0.0, 0.0], "r_dot": [1.0, 1.0, 1.0, 1.0],
@@ -467,7 +456,7 @@ def test_library_meta_metrics_by_hand() -> None:
 
 
 def test_library_records_score_the_predicted_label_with_a_baseline_built_for_it() -> None:
-    from larev_hf.meta.frame_library import library_records
+    from larev_hf.frame.library import library_records
 
     records = [{"id": f"x{i}", "task": "nli", "premise": "a man walks .", "hypothesis": f"h {i} .", "question": None,
                 "choices": NLI, "label": NLI[i], "rationale": "r", "baseline": f"own {i}"} for i in range(3)]
@@ -560,7 +549,7 @@ def test_scored_label_decoding_ranks_the_choices_by_their_prefix_log_probability
     (the model's own label shifting, no end-of-sequence token); r̂ is generated after the forced prefix."""
     import torch
 
-    from larev_hf.meta.task_model import SelfRationalizer, parse_self_rationalization
+    from larev_hf.explain.task_model import SelfRationalizer, parse_self_rationalization
     from larev_hf.modeling.scoring import score_labels
     from larev_hf.modeling.templates import task_text
 

@@ -1,10 +1,14 @@
-"""FRAME's task model F (larev_hf.meta.task_model): its output format, parsing and a trained round trip."""
+"""FRAME's task model F (larev_hf.explain.task_model): its output format, parsing and a trained round trip."""
 
 from __future__ import annotations
 
 import pytest
 
-from larev_hf.meta.task_model import SelfRationalizer, parse_self_rationalization, self_rationalization_target
+from larev_hf.explain.task_model import (
+    SelfRationalizer,
+    parse_self_rationalization,
+    self_rationalization_target,
+)
 
 from .park_task import park_records
 

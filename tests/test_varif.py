@@ -1,11 +1,11 @@
-"""VARIF's arithmetic (larev_hf.meta.varif) on hand-made inputs."""
+"""VARIF's arithmetic (larev_hf.varif.measures) on hand-made inputs."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from larev_hf.meta.varif import (
+from larev_hf.varif.measures import (
     harmonic,
     hypervolume_2d,
     keep_equivalent,

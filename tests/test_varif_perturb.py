@@ -1,4 +1,4 @@
-"""VARIF's perturbations P(x) (larev_hf.meta.perturb, proposal §3.1): the NLI filter, the format perturbation, the
+"""VARIF's perturbations P(x) (larev_hf.varif.perturb, proposal §3.1): the NLI filter, the format perturbation, the
 rule paraphraser, an HF paraphraser on a tiny local T5, and the perturbed set of real e-SNLI records."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from larev_hf.data import make_example
 from larev_hf.io import DataError
-from larev_hf.meta.perturb import (
+from larev_hf.varif.perturb import (
     format_perturbation,
     hf_paraphraser,
     perturb_records,

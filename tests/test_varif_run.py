@@ -1,14 +1,15 @@
-"""VARIF end to end (larev_hf.meta.varif_run), specificity from embeddings, the summaries and the hypotheses."""
+"""VARIF end to end (larev_hf.varif.run), specificity from embeddings, the summaries and the hypotheses."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from larev_hf.meta.settings import VarifSettings
-from larev_hf.meta.specificity import other_inputs, specificity_scores
-from larev_hf.meta.varif import identity_aware
-from larev_hf.meta.varif_run import check_hypotheses, generator_name, summarize_varif
+from larev_hf.varif.measures import identity_aware
+from larev_hf.varif.report import check_hypotheses, summarize_varif
+from larev_hf.varif.run import generator_name
+from larev_hf.varif.settings import VarifSettings
+from larev_hf.varif.specificity import other_inputs, specificity_scores
 
 
 def test_identical_texts_entail_each_other_without_asking_the_judge() -> None:
@@ -95,7 +96,7 @@ def test_summary_frontier_and_hypotheses_on_constructed_methods() -> None:
 def test_varif_run_end_to_end_resumes_and_adds_a_generator(data_dir, tmp_path) -> None:
     """A small e-SNLI comparison through every stage (the judge, the perturbations, LC-IG, S), then a rerun that
     skips everything, then one more generator that runs only its own stage."""
-    from larev_hf.meta.varif_run import VarifRun
+    from larev_hf.varif.run import VarifRun
 
     settings = VarifSettings(
         dataset="esnli", data_dir=str(data_dir / "esnli"), generators=["gold", "vacuous", "leak", "tfidf"],

@@ -12,7 +12,32 @@ It imports nothing of :mod:`larev_hf.varif` or :mod:`larev_hf.frame`; they meet 
 use (:mod:`larev_hf.lazy`).
 """
 
+from typing import TYPE_CHECKING
+
 from larev_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and type checkers
+    from larev_hf.explain.choices import RATIONALE_SEPARATOR, augmented_input, choice_log_probs
+    from larev_hf.explain.generators import (
+        ExplanationGenerator,
+        GoldGenerator,
+        JsonlGenerator,
+        RandomKGenerator,
+        SelfRationalizerGenerator,
+        TemplateGenerator,
+        Text2TextGenerator,
+        TfidfTopKGenerator,
+        build_generator,
+        raw_input_text,
+    )
+    from larev_hf.explain.nli import NLIJudge, train_nli_judge
+    from larev_hf.explain.run_dir import DatasetRunDirectory
+    from larev_hf.explain.task_model import (
+        SelfRationalizer,
+        parse_self_rationalization,
+        self_rationalization_target,
+    )
+
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "generators": (
@@ -22,5 +47,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "task_model": ("SelfRationalizer", "parse_self_rationalization", "self_rationalization_target"),
     "nli": ("NLIJudge", "train_nli_judge"),
     "choices": ("RATIONALE_SEPARATOR", "augmented_input", "choice_log_probs"),
-    "run_dir": ("MetaRunDirectory",),
+    "run_dir": ("DatasetRunDirectory",),
 })

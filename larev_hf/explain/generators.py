@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from larev_hf.io import DataError, read_jsonl, where
-from larev_hf.meta.suite import FAMILIES, TEMPLATES, example_rng
+from larev_hf.meta.family_registry import example_rng
+from larev_hf.meta.suite import FAMILIES, TEMPLATES
 
 __all__ = ["ExplanationGenerator", "GoldGenerator", "JsonlGenerator", "RandomKGenerator",
            "SelfRationalizerGenerator", "TemplateGenerator", "Text2TextGenerator", "TfidfTopKGenerator",

@@ -3,7 +3,7 @@
 Both ``larev-hf varif`` (:class:`~larev_hf.varif.run.VarifRun`) and ``larev-hf frame``
 (:class:`~larev_hf.frame.run.FrameRun`) read one dataset's train and test splits into ``data/{split}.jsonl``
 (their ``data`` stage), then train and score models in resumable stages (:class:`~larev_hf.runner.StageRunner`):
-:meth:`MetaRunDirectory.execute` checks the settings against a resumed run's, runs the stages and writes the report.
+:meth:`DatasetRunDirectory.execute` checks the settings against a resumed run's, runs the stages and writes the report.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from larev_hf.io import read_jsonl, write_jsonl
 from larev_hf.runner import StageRunner
 
 
-class MetaRunDirectory:
-    """A meta-evaluation run over one dataset: ``settings`` (a dataclass) must have ``dataset``, ``data_dir``,
-    ``max_train_examples`` and ``max_eval_examples``. A subclass defines ``check()``, ``stages()``, ``inputs()`` and
+class DatasetRunDirectory:
+    """A resumable run over one dataset's splits (VARIF's and FRAME's): ``settings`` (a dataclass) must have
+    ``dataset``, ``data_dir``, ``max_train_examples`` and ``max_eval_examples``. A subclass defines ``check()``, ``stages()``, ``inputs()`` and
     ``write_report()`` and names the file its settings are saved to (:attr:`config_name`)."""
 
     #: The file the settings are saved to, and checked against when a run resumes.

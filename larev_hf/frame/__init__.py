@@ -12,7 +12,39 @@ The task model F and the choice log-probabilities its simulators read with are s
 (:mod:`larev_hf.explain`). Every name loads on first use (:mod:`larev_hf.lazy`).
 """
 
+from typing import TYPE_CHECKING
+
 from larev_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and type checkers
+    from larev_hf.frame.meta_metrics import (
+        AXIOM_META_METRICS,
+        NLI_PARAPHRASES,
+        QA_PREFIXES,
+        asd,
+        contrastive_perturbation,
+        equivalent_perturbation,
+        mar,
+        noisy_labels,
+        nrg,
+        phi,
+        scv,
+    )
+    from larev_hf.frame.report import plot_axioms, render_frame_markdown, write_frame_report
+    from larev_hf.frame.run import RLC_METRICS, FrameRun, frame_main
+    from larev_hf.frame.seeds import aggregate_seeds, axiom_nrg, seed_results
+    from larev_hf.frame.settings import FRAME_METRICS, FrameSettings
+    from larev_hf.frame.simulators import SimulatorPair, Simulators, generate_labels, h_training_rationales
+    from larev_hf.frame.stages import FrameStage, frame_stages
+    from larev_hf.frame.variants import (
+        BASE,
+        Variant,
+        rationale_texts,
+        rationale_types,
+        train_subset,
+        variant_plan,
+    )
+
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "settings": ("FRAME_METRICS", "FrameSettings"),

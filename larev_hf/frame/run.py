@@ -61,7 +61,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from larev_hf.explain.run_dir import MetaRunDirectory
+from larev_hf.explain.run_dir import DatasetRunDirectory
 from larev_hf.frame.meta_metrics import METRIC_NAMES
 from larev_hf.frame.report import fmt, write_frame_report
 from larev_hf.frame.settings import FRAME_METRICS, FrameSettings
@@ -76,7 +76,7 @@ logger = logging.getLogger(__name__)
 RLC_METRICS: tuple[str, ...] = FRAME_METRICS
 
 
-class FrameRun(MetaRunDirectory):
+class FrameRun(DatasetRunDirectory):
     """One FRAME meta-evaluation (see the module docstring)."""
 
     settings: FrameSettings
@@ -125,16 +125,12 @@ class FrameRun(MetaRunDirectory):
         return self._cache["plan"]
 
     def train_settings(self, backbone: str, seed: int) -> Any:
-        from larev_hf.modeling import training_defaults
         from larev_hf.modeling.presets import is_pretrained
         from larev_hf.training import TrainSettings
 
-        defaults = training_defaults(backbone)
-        learning_rate = self.settings.learning_rate if self.settings.learning_rate and is_pretrained(backbone) else \
-            defaults["learning_rate"]
-        return TrainSettings(learning_rate=learning_rate,
-                             num_train_epochs=self.settings.num_train_epochs or defaults["num_train_epochs"],
-                             batch_size=int(defaults["batch_size"]), seed=seed, progress=self.progress)
+        # --learning-rate is for the pretrained simulators; a random-init one keeps its preset's (FrameSettings)
+        return TrainSettings.for_backbone(backbone, learning_rate=self.settings.learning_rate if is_pretrained(
+            backbone) else None, num_train_epochs=self.settings.num_train_epochs, seed=seed, progress=self.progress)
 
     def label_decoding(self) -> str:
         """How F's labels are read (``--f-label-decoding``; ``auto``: ranked over the choices for QA, whose answers

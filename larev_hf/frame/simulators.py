@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from larev_hf.frame.meta_metrics import accuracy, phi
+from larev_hf.meta.family_registry import example_rng
 
 #: Tokens F may generate for a label alone (its label comes before the separator; the rationale is not needed).
 LABEL_TOKENS = 24
@@ -55,7 +56,6 @@ def h_training_rationales(records: Sequence[Mapping[str, Any]], targets: Sequenc
     seeded by (seed, example id), so the mix is the same for every metric and variant of one seed. FRAME's Fig. 4
     leaves H's rationale open among r̂, ẏ, ṙ, ŷ; an H that never reads a stated label sees r = ŷ out of distribution
     (measured in docs/frame.md), one that only reads labels learns nothing about rationales."""
-    from larev_hf.meta.suite import example_rng
 
     check_h_rationales(kinds)
     texts = []

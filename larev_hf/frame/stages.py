@@ -12,11 +12,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from larev_hf.explain.run_dir import MetaRunDirectory
+from larev_hf.explain.run_dir import DatasetRunDirectory
 from larev_hf.frame.meta_metrics import accuracy, noisy_labels
 from larev_hf.frame.simulators import SimulatorPair, generate_labels
 from larev_hf.frame.variants import BASE, Variant, train_subset
 from larev_hf.io import write_json, write_jsonl
+from larev_hf.meta.family_registry import example_rng
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,6 @@ def train_task_model(run: Any, variant: Variant, seed: int) -> None:
     """F of one variant: trained (on a share of the split, or on noisy labels, or at another size), then its
     labels on the train and test splits (and, for ``base``, its test rationales r̂)."""
     from larev_hf.explain.task_model import SelfRationalizer
-    from larev_hf.meta.suite import example_rng
     from larev_hf.modeling.templates import task_text
 
     train, test = run.records("train"), run.records("test")
@@ -149,7 +149,7 @@ def frame_stages(run: Any) -> list[FrameStage]:
     trained metric and variant (``GH-<metric>-<v>-s<s>``; GH-GOLD's once, on ``base``), the axioms' predictions
     (``axioms-s<s>``) and, with ``--library-run``, the library metrics' scores (``library-s<s>``)."""
     variants, _ = run.plan()
-    stages = [FrameStage("data", MetaRunDirectory.stage_data, (run.dir / "data",))]
+    stages = [FrameStage("data", DatasetRunDirectory.stage_data, (run.dir / "data",))]
     for seed in run.settings.seed_values():
         for variant in variants:
             stages.append(FrameStage(f"F-{variant.name}-s{seed}", partial(train_task_model, variant=variant, seed=seed),

@@ -17,6 +17,7 @@ from larev_hf.frame.meta_metrics import (
     equivalent_perturbation,
 )
 from larev_hf.frame.settings import FrameSettings
+from larev_hf.meta.family_registry import example_rng
 
 #: The variant of F every axiom but 3 (A)-(C) uses.
 BASE = "base"
@@ -82,7 +83,6 @@ def rationale_texts(records: Sequence[Mapping[str, Any]], predictions: Sequence[
                     kinds: Sequence[str] = RATIONALES) -> dict[str, list[str]]:
     """The text of each rationale type per record: ŷ, F's r̂, the gold ṙ and ẏ, Ψe(ŷ) and Ψc(ŷ) (appendix A.1), the
     perturbations drawn from a generator seeded by (seed, example id) (:func:`~larev_hf.meta.suite.example_rng`)."""
-    from larev_hf.meta.suite import example_rng
 
     out: dict[str, list[str]] = {}
     for kind in kinds:
@@ -113,7 +113,6 @@ def train_subset(records: Sequence[Mapping[str, Any]], share: float, seed: int) 
     larger ones); the whole split, in file order, for share 1."""
     if share >= 1.0:
         return list(records)
-    from larev_hf.meta.suite import example_rng
 
     order = example_rng(seed, "train-order", "frame").permutation(len(records))
     n = max(1, int(round(share * len(records))))

@@ -8,16 +8,70 @@ surface-proof families :mod:`~larev_hf.meta.surface_families`) and the statistic
 :mod:`larev_hf.meta.human` (``human_evaluate``: agreement with judged explanations, read by
 :mod:`~larev_hf.meta.judgments`) sit above the run; :mod:`~larev_hf.meta.seeds` reads a multi-seed run's AUCs.
 
-VARIF and FRAME moved to :mod:`larev_hf.varif` and :mod:`larev_hf.frame`, and what they share to
-:mod:`larev_hf.explain`. The names below that lived in those modules still resolve here for one release, with a
-DeprecationWarning. Every name loads on first use (:mod:`larev_hf.lazy`).
+VARIF and FRAME live in :mod:`larev_hf.varif` and :mod:`larev_hf.frame`, and what they share in
+:mod:`larev_hf.explain`. Every name loads on first use (:mod:`larev_hf.lazy`).
 """
+
+from typing import TYPE_CHECKING
 
 from larev_hf.lazy import lazy_exports
 
+if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and type checkers
+    from larev_hf.meta.evaluation import (
+        MetaEvaluation,
+        meta_evaluate,
+        meta_evaluate_bundles,
+        meta_summary,
+        render_meta_markdown,
+        write_meta_report,
+    )
+    from larev_hf.meta.family_registry import FamilyFn, example_rng, register_family
+    from larev_hf.meta.human import HumanEvaluation, human_evaluate, render_human_markdown
+    from larev_hf.meta.human_stats import (
+        acceptability_auc,
+        agreement_table,
+        difference,
+        instance_bootstrap_indices,
+        kendall,
+        pairwise_agreement,
+        spearman,
+    )
+    from larev_hf.meta.judgments import instance_half, load_judgments
+    from larev_hf.meta.settings import DEFAULT_FAMILIES, FAMILY_LETTERS, HumanSettings, MetaSettings
+    from larev_hf.meta.stats import (
+        EXPECTED_ORDER,
+        NOT_WORSE_THAN_GOLD,
+        auc,
+        auc_ci,
+        auc_difference_ci,
+        kendall_tau_b,
+        mean_separation,
+        paired_win_rate,
+        summarize_method,
+    )
+    from larev_hf.meta.suite import (
+        FAMILIES,
+        NEGATORS,
+        ROW_KEYS,
+        STOPWORDS,
+        TEMPLATES,
+        UserFamily,
+        build_suite,
+        build_suite_with_skips,
+        content_words,
+        drift_family,
+        hf_negation_editor,
+        is_negation_edit,
+        load_suite,
+        load_user_family,
+        negation_edits,
+        template_family,
+        write_suite,
+    )
+
+
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "settings": ("DEFAULT_FAMILIES", "DEFAULT_GENERATORS", "FAMILY_LETTERS", "FrameSettings", "HumanSettings",
-                 "MetaSettings", "VarifSettings"),
+    "settings": ("DEFAULT_FAMILIES", "FAMILY_LETTERS", "HumanSettings", "MetaSettings"),
     "human_stats": ("acceptability_auc", "agreement_table", "difference", "instance_bootstrap_indices", "kendall",
                     "pairwise_agreement", "spearman"),
     "judgments": ("instance_half", "load_judgments"),
@@ -27,30 +81,11 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "mean_separation", "paired_win_rate", "summarize_method"
     ),
     "suite": (
-        "FAMILIES", "NEGATORS", "ROW_KEYS", "STOPWORDS", "TEMPLATES", "FamilyFn", "UserFamily",
-        "build_suite", "build_suite_with_skips", "content_words", "drift_family", "example_rng",
-        "hf_negation_editor", "is_negation_edit", "load_suite", "load_user_family", "negation_edits",
-        "register_family", "template_family", "write_suite"
+        "FAMILIES", "NEGATORS", "ROW_KEYS", "STOPWORDS", "TEMPLATES", "UserFamily", "build_suite",
+        "build_suite_with_skips", "content_words", "drift_family", "hf_negation_editor", "is_negation_edit",
+        "load_suite", "load_user_family", "negation_edits", "template_family", "write_suite"
     ),
-    "frame": (
-        "AXIOM_META_METRICS", "NLI_PARAPHRASES", "QA_PREFIXES", "asd", "contrastive_perturbation",
-        "equivalent_perturbation", "mar", "noisy_labels", "nrg", "phi", "scv"
-    ),
-    "varif": (
-        "harmonic", "hypervolume_2d", "identity_aware", "keep_equivalent", "pareto_front", "robustness", "sim_nli",
-        "specificity", "transform_informativeness", "varif_scores"
-    ),
-    "generators": (
-        "ExplanationGenerator", "GoldGenerator", "JsonlGenerator", "RandomKGenerator", "SelfRationalizerGenerator",
-        "TemplateGenerator", "Text2TextGenerator", "TfidfTopKGenerator", "build_generator"
-    ),
-    "nli": ("NLIJudge", "train_nli_judge"),
-    "perturb": ("format_perturbation", "hf_paraphraser", "perturb_records", "rule_paraphrases"),
-    "lcig": ("LCIG", "MaskSettings", "choice_log_probs", "mask_rationales"),
-    "specificity": ("SentenceEmbedder", "other_inputs", "specificity_scores"),
-    "frame_run": ("FrameRun", "RLC_METRICS", "SimulatorPair", "Simulators"),
-    "varif_run": ("VarifRun", "check_hypotheses", "plot_frontier", "render_varif_markdown", "summarize_varif"),
-    "task_model": ("SelfRationalizer",),
+    "family_registry": ("FamilyFn", "example_rng", "register_family"),
     "evaluation": (
         "MetaEvaluation", "meta_evaluate", "meta_evaluate_bundles", "meta_summary", "render_meta_markdown",
         "write_meta_report"

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from larev_hf.lazy import moved
 from larev_hf.methods.settings import comma_list, help_field
-
-#: Moved to their packages: read here they still resolve, with a DeprecationWarning, for one release.
-__getattr__ = moved(__name__, (), names={"DEFAULT_GENERATORS": "larev_hf.varif.settings",
-                                        "VarifSettings": "larev_hf.varif.settings",
-                                        "FRAME_METRICS": "larev_hf.frame.settings",
-                                        "FrameSettings": "larev_hf.frame.settings"})
 
 #: Family name → VARIF §4 letter.
 FAMILY_LETTERS: dict[str, str] = {"vacuous": "A", "leak": "B", "circular": "C", "pseudo_specific": "D", "drift_model": "E",

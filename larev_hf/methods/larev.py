@@ -18,7 +18,6 @@ from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods.base import MethodResult, RunContext, Stage
 from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, cvi_variant_scores
 from larev_hf.methods.settings import help_field
-from larev_hf.modeling.presets import is_pretrained
 from larev_hf.modeling.templates import get_input_format
 from larev_hf.scores import summarize_variants
 from larev_hf.training.settings import PENALTY_WARMUP_RATIO
@@ -29,13 +28,6 @@ ABLATIONS = {
     "phi_la_no_probe": {"lambda_probe": 0.0},
     "phi_la_env_only": {"lambda_irm": 0.0, "lambda_probe": 0.0},
 }
-#: Penalty defaults per backbone kind. Presets: measured by benchmarks/larev_sweep.py on e-SNLI (t5-tiny; λ_IRM 0.1
-#: gave the largest separations, every λ_probe > 0 lowered them; docs/method.md). Pretrained checkpoints: the
-#: thesis's ECQA values (§5.3.3), not measured here (no GPU in CI).
-LAREV_DEFAULTS = {
-    "preset": {"lambda_irm": 0.1, "lambda_probe": 0.0, "groups_per_batch": 8},
-    "pretrained": {"lambda_irm": 5.0, "lambda_probe": 5e-4, "groups_per_batch": 1},
-}
 #: Where Φ_LA's weights start: the backbone as built (the thesis: a fresh pretrained checkpoint), or the run's
 #: trained Φ — for a random-init preset, the stand-in for a checkpoint that can already read its input.
 PHI_LA_INITS = ("fresh", "phi")
@@ -45,15 +37,20 @@ PHI_LA_STAGES = ("phi_la", *ABLATIONS)
 
 @dataclass
 class LarevSettings:
-    """LAREV's settings (thesis eq. 4.10, §4.5, §5.3.3); ``None`` means the backbone kind's default (:data:`LAREV_DEFAULTS`)."""
+    """LAREV's settings (thesis eq. 4.10, §4.5, §5.3.3). ``None``: the backbone decides
+    (:data:`~larev_hf.modeling.presets.KIND_DEFAULTS`, a preset's ``defaults``); a run fills it in when it starts."""
 
     lambda_irm: float | None = help_field(
-        None, "IRMv1 penalty weight (default: measured per backbone kind; 0 = ablation)", stages=PHI_LA_STAGES)
-    lambda_probe: float | None = help_field(None, "leakage-probe weight (0 = ablation)", stages=PHI_LA_STAGES)
+        None, "IRMv1 penalty weight λ_IRM (eq. 4.10; default: the backbone's, 0.1 presets, 5 pretrained checkpoints; "
+        "0 = ablation)", stages=PHI_LA_STAGES)
+    lambda_probe: float | None = help_field(
+        None, "leakage-probe weight λ_probe (eq. 4.10; default: the backbone's, 0 presets, 5e-4 pretrained "
+        "checkpoints; 0 = ablation)", stages=PHI_LA_STAGES)
     penalty_warmup_ratio: float = help_field(
         PENALTY_WARMUP_RATIO, "linear warm-up of both penalties over this share of steps", stages=PHI_LA_STAGES)
     groups_per_batch: int | None = help_field(
-        None, "environment groups per Φ_LA batch (8 presets, 1 pretrained)", stages=PHI_LA_STAGES)
+        None, "environment groups per Φ_LA batch (default: the backbone's, 8 presets, 1 pretrained checkpoints)",
+        stages=PHI_LA_STAGES)
     probe_max_loss: float | None = help_field(
         None, "clamp the subtracted probe loss at this value", stages=PHI_LA_STAGES)
     probe_every_n_steps: int = help_field(
@@ -67,24 +64,19 @@ class LarevSettings:
         False, "also train Φ_LA on rationale-side environments: the answer in r masked (E4) or swapped for another "
         "choice (E5), b kept — our extension for data whose rationales state the answer (CoS-E), not the thesis's",
         stages=("environments", *PHI_LA_STAGES))
-    phi_la_init: str = help_field(
-        "fresh", "where Φ_LA starts: the backbone as built (thesis) or the run's trained Φ (lets a random-init preset "
-        "read its input on open-label data such as CoS-E)", choices=PHI_LA_INITS, stages=PHI_LA_STAGES)
+    phi_la_init: str | None = help_field(
+        None, "where Φ_LA starts: the backbone as built (fresh, the thesis) or the run's trained Φ (lets a random-init "
+        "preset read its input on open-label data such as CoS-E); default: the backbone's (fresh; phi for "
+        "minilm2minilm)", choices=PHI_LA_INITS, stages=PHI_LA_STAGES)
 
     def validate(self, config: Any) -> None:
-        if self.phi_la_init not in PHI_LA_INITS:
+        if self.phi_la_init is not None and self.phi_la_init not in PHI_LA_INITS:
             raise ValueError(f"phi_la_init must be one of {PHI_LA_INITS}, got {self.phi_la_init!r}")
-
-
-def larev_setting(config: Any, name: str) -> float:
-    """``lambda_irm`` / ``lambda_probe`` / ``groups_per_batch``: the configured value or the backbone kind's default."""
-    value = getattr(config, name)
-    return value if value is not None else LAREV_DEFAULTS["pretrained" if is_pretrained(config.backbone) else "preset"][name]
 
 
 def needs_probe(config: Any) -> bool:
     """ψ is trained only if some Φ_LA uses it (λ_probe > 0, or the ablations, whose λ_IRM = 0 model keeps it)."""
-    return larev_setting(config, "lambda_probe") > 0 or config.ablations
+    return config.lambda_probe > 0 or config.ablations
 
 
 def _ig(context: RunContext) -> None:
@@ -177,7 +169,7 @@ def train_phi_la(name: str, context: RunContext, grounding: tuple[str, ...] = ()
     dataset = environment_dataset(train, environments, context.tokenizer(), get_input_format(cfg.input_format),
                                   environment_names=names)
     weights = {
-        "lambda_irm": larev_setting(cfg, "lambda_irm"), "lambda_probe": larev_setting(cfg, "lambda_probe"),
+        "lambda_irm": cfg.lambda_irm, "lambda_probe": cfg.lambda_probe,
         "penalty_warmup_ratio": cfg.penalty_warmup_ratio, "probe_max_loss": cfg.probe_max_loss,
         "probe_every_n_steps": cfg.probe_every_n_steps, **overrides,
     }
@@ -188,7 +180,7 @@ def train_phi_la(name: str, context: RunContext, grounding: tuple[str, ...] = ()
         model = build_model(cfg.backbone, context.tokenizer(), seed=cfg.seed)
     train_leakage_aware(model, context.tokenizer(), dataset, context.path("models", name),
                         cfg.train_settings(context.progress), probe,
-                        groups_per_batch=int(larev_setting(cfg, "groups_per_batch")), **weights)
+                        groups_per_batch=int(cfg.groups_per_batch), **weights)
     write_json(context.path("models", name, "larev_weights.json"), {
         **weights, "environments": list(names), **({"grounding_baseline": grounding_baseline} if grounding else {})})
 

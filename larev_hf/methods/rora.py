@@ -18,7 +18,6 @@ import numpy as np
 from larev_hf.io import write_json
 from larev_hf.methods.base import Method, MethodResult, RunContext, Stage, choice_accuracy
 from larev_hf.methods.settings import help_field
-from larev_hf.modeling.presets import training_defaults
 from larev_hf.scores import summarize_variants
 from larev_hf.training.settings import TrainSettings
 
@@ -48,7 +47,8 @@ class RoraRunSettings:
         2, "n-grams masked per rationale when no more than 8 exceed the threshold (RoRA's top-k fallback); 3 covers "
         "'yes', 'is yes' and 'yes .' so every label's mask has the same shape")
     rora_lambda_irm: float | None = help_field(
-        None, "IRMv1 weight of RoRA's Φ (eq. 7; default 1 for presets, 10 for pretrained checkpoints)")
+        None, "IRMv1 weight of RoRA's Φ (eq. 7; default: the backbone's (or --rora-classifier's), 1 random-init "
+        "presets, 10 pretrained)")
     rora_classifier: str | None = help_field(
         None, "RoRA's classifier variant (§4.1): Φ and Θ are this pretrained encoder with a classification head "
         "('minilm' = the offline MiniLM-L6, or a checkpoint such as microsoft/deberta-v3-large); default: seq2seq "
@@ -66,19 +66,21 @@ def rora_settings(config: Any):
     """The run's :class:`~larev_hf.rora.RoRASettings` (threshold and λ from the config, the rest RoRA's defaults)."""
     from larev_hf.rora import DetectorSettings, RoRASettings
 
+    lambda_irm = config.rora_lambda_irm
+    if config.rora_classifier and "rora_lambda_irm" in config.backbone_defaults:  # the classifier's kind decides
+        lambda_irm = None
     return RoRASettings(detector=DetectorSettings(threshold=config.rora_threshold, top_k=config.rora_top_k,
                                                   seed=config.seed),
-                        lambda_irm=config.rora_lambda_irm).resolved(config.rora_classifier or config.backbone)
+                        lambda_irm=lambda_irm).resolved(config.rora_classifier or config.backbone)
 
 
 def classifier_train_settings(config: Any, progress: bool = True) -> TrainSettings:
     """Training settings of RoRA's classifier variant. The encoder is pretrained, so its learning rate is the
     pretrained-checkpoint default (3e-5, thesis §5.3.3) whatever the backbone's; epochs and batch size follow
     ``num_train_epochs`` / ``batch_size`` when set, else the same defaults."""
-    defaults = training_defaults(config.rora_classifier or config.backbone)
-    return TrainSettings(learning_rate=defaults["learning_rate"],
-                         num_train_epochs=config.num_train_epochs or defaults["num_train_epochs"],
-                         batch_size=config.batch_size or int(defaults["batch_size"]), seed=config.seed, progress=progress)
+    return TrainSettings.for_backbone(config.rora_classifier or config.backbone,
+                                      num_train_epochs=config.given("num_train_epochs"),
+                                      batch_size=config.given("batch_size"), seed=config.seed, progress=progress)
 
 
 def _detector(context: RunContext) -> None:

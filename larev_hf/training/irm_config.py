@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from transformers import Seq2SeqTrainingArguments
 
+from larev_hf.modeling.presets import KIND_DEFAULTS
 from larev_hf.training.settings import PENALTY_WARMUP_RATIO
 
 
@@ -16,12 +17,11 @@ class IRMProbeConfig(Seq2SeqTrainingArguments):
 
     Parameters that control the objective:
         lambda_irm (`float`, *optional*, defaults to `0.1`):
-            Weight of the IRMv1 penalty Σ_e ‖∇_w L^e‖². The thesis used 25 (e-SNLI) and 5 (ECQA) on T5-large
-            (`THESIS_PENALTIES`); 0.1 is the value that separated rationales best on the offline presets, where
-            1 or more pulled predictions toward uniform (`docs/method.md`, `benchmarks/larev_sweep.py`).
+            Weight of the IRMv1 penalty Σ_e ‖∇_w L^e‖²; the default is the random-init presets' (`KIND_DEFAULTS` in
+            `larev_hf.modeling.presets`, where every backbone's value and its source are; a run passes its own).
         lambda_probe (`float`, *optional*, defaults to `0.0`):
-            Weight of the subtracted frozen-probe loss (thesis: 5e-3 e-SNLI, 5e-4 ECQA). Off by default because
-            every value > 0 lowered the separations on the offline presets; set it (and pass `probe_model`) to use it.
+            Weight of the subtracted frozen-probe loss (thesis: 5e-3 e-SNLI, 5e-4 ECQA); the random-init presets'
+            default, off (every value > 0 lowered the separations there); set it (and pass `probe_model`) to use it.
         penalty_warmup_ratio (`float`, *optional*, defaults to `1/3`):
             Both weights rise linearly from 0 to their value over this fraction of the training steps (§5.3.3).
         token_reduction (`str`, *optional*, defaults to `"sum"`):
@@ -47,8 +47,10 @@ class IRMProbeConfig(Seq2SeqTrainingArguments):
     > group and probe columns.
     """
 
-    lambda_irm: float = field(default=0.1, metadata={"help": "Weight of the IRMv1 penalty (thesis eq. 4.6)."})
-    lambda_probe: float = field(default=0.0, metadata={"help": "Weight of the subtracted frozen-probe loss (eq. 4.10)."})
+    lambda_irm: float = field(default=KIND_DEFAULTS["random_init"]["lambda_irm"],
+                              metadata={"help": "Weight of the IRMv1 penalty (thesis eq. 4.6)."})
+    lambda_probe: float = field(default=KIND_DEFAULTS["random_init"]["lambda_probe"],
+                                metadata={"help": "Weight of the subtracted frozen-probe loss (eq. 4.10)."})
     penalty_warmup_ratio: float = field(
         default=PENALTY_WARMUP_RATIO, metadata={"help": "Fraction of steps over which both penalty weights warm up linearly."}
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from larev_hf.modeling.lora_settings import LoraSettings
 
@@ -13,8 +13,6 @@ if TYPE_CHECKING:
 
 #: Both LAREV penalties (and RoRA's) rise linearly from 0 over this share of the training steps (thesis §5.3.3).
 PENALTY_WARMUP_RATIO = 1 / 3
-#: Penalty weights the thesis reports for T5-large (thesis §5.3.3).
-THESIS_PENALTIES = {"esnli": {"lambda_irm": 25.0, "lambda_probe": 5e-3}, "ecqa": {"lambda_irm": 5.0, "lambda_probe": 5e-4}}
 
 
 @dataclass
@@ -39,6 +37,17 @@ class TrainSettings:
     #: values: no gradient and no AdamW state for about a third of a BERT2BERT's weights. It changes what is
     #: trained, so the report names it; speed and scores against full fine-tuning are in docs/scale.md.
     freeze_word_embeddings: bool = False
+
+    @classmethod
+    def for_backbone(cls, backbone: str, learning_rate: float | None = None, num_train_epochs: float | None = None,
+                     batch_size: int | None = None, **values: Any) -> TrainSettings:
+        """Settings for ``backbone``: each of learning rate, epochs and batch size as given, else the backbone's
+        (:func:`~larev_hf.modeling.presets.backbone_defaults`); ``values`` set the other fields."""
+        from larev_hf.modeling.presets import backbone_default
+
+        return cls(learning_rate=learning_rate or backbone_default(backbone, "learning_rate"),
+                   num_train_epochs=num_train_epochs or backbone_default(backbone, "num_train_epochs"),
+                   batch_size=int(batch_size or backbone_default(backbone, "batch_size")), **values)
 
     def prepare_model(self, model: PreTrainedModel, decoder_only: bool = False) -> PreTrainedModel:
         """``model`` ready to train: word embeddings frozen when ``freeze_word_embeddings`` is set, wrapped in LoRA

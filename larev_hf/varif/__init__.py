@@ -9,16 +9,40 @@
   (:mod:`~larev_hf.varif.settings`, torch-free) and report (:mod:`~larev_hf.varif.report`).
 
 The explanation generators, the self-rationalizer and the NLI judge it compares and judges with are shared with FRAME
-(:mod:`larev_hf.explain`). Every name loads on first use (:mod:`larev_hf.lazy`).
+(:mod:`larev_hf.explain`). Every name loads on first use (:mod:`larev_hf.lazy`). The measure ``specificity`` is read
+from :mod:`larev_hf.varif.measures`: as a package attribute it would be shadowed by the submodule of that name.
 """
 
+from typing import TYPE_CHECKING
+
 from larev_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and type checkers
+    from larev_hf.varif.lcig import LCIG, MaskSettings, mask_rationales
+    from larev_hf.varif.measures import (
+        EntailmentFn,
+        harmonic,
+        hypervolume_2d,
+        identity_aware,
+        keep_equivalent,
+        pareto_front,
+        robustness,
+        sim_nli,
+        transform_informativeness,
+        varif_scores,
+    )
+    from larev_hf.varif.perturb import format_perturbation, hf_paraphraser, perturb_records, rule_paraphrases
+    from larev_hf.varif.report import check_hypotheses, plot_frontier, render_varif_markdown, summarize_varif
+    from larev_hf.varif.run import VarifRun, generator_name
+    from larev_hf.varif.settings import DEFAULT_GENERATORS, VarifSettings
+    from larev_hf.varif.specificity import SentenceEmbedder, other_inputs, specificity_scores
+
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "settings": ("DEFAULT_GENERATORS", "VarifSettings"),
     "measures": (
         "EntailmentFn", "harmonic", "hypervolume_2d", "identity_aware", "keep_equivalent", "pareto_front",
-        "robustness", "sim_nli", "specificity", "transform_informativeness", "varif_scores"
+        "robustness", "sim_nli", "transform_informativeness", "varif_scores"
     ),
     "perturb": ("format_perturbation", "hf_paraphraser", "perturb_records", "rule_paraphrases"),
     "lcig": ("LCIG", "MaskSettings", "mask_rationales"),

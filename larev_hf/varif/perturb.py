@@ -22,7 +22,7 @@ import numpy as np
 
 from larev_hf.data.schema import TASKS
 from larev_hf.io import DataError, where
-from larev_hf.meta.suite import example_rng
+from larev_hf.meta.family_registry import example_rng
 from larev_hf.varif.measures import EntailmentFn, keep_equivalent
 
 #: ``paraphrase(query_texts) -> paraphrases per text`` (e.g. :func:`hf_paraphraser`'s result).

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from larev_hf.explain.run_dir import MetaRunDirectory
+from larev_hf.explain.run_dir import DatasetRunDirectory
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
 from larev_hf.varif.report import plot_frontier, render_varif_markdown, summarize_varif
 from larev_hf.varif.settings import VarifSettings
@@ -55,7 +55,7 @@ def _finite(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-class VarifRun(MetaRunDirectory):
+class VarifRun(DatasetRunDirectory):
     """One VARIF comparison (see the module docstring)."""
 
     settings: VarifSettings
@@ -90,13 +90,10 @@ class VarifRun(MetaRunDirectory):
         return s.nli_data_dir or (s.data_dir if s.dataset == "esnli" else None)
 
     def train_settings(self) -> Any:
-        from larev_hf.modeling import training_defaults
         from larev_hf.training import TrainSettings
 
-        defaults = training_defaults(self.settings.backbone)
-        return TrainSettings(learning_rate=defaults["learning_rate"],
-                             num_train_epochs=self.settings.num_train_epochs or defaults["num_train_epochs"],
-                             batch_size=int(defaults["batch_size"]), seed=self.settings.seed, progress=self.progress)
+        return TrainSettings.for_backbone(self.settings.backbone, num_train_epochs=self.settings.num_train_epochs,
+                                          seed=self.settings.seed, progress=self.progress)
 
     # ------------------------------------------------------------------ stages
     def stage_nli(self) -> None:
