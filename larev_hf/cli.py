@@ -77,79 +77,22 @@ class OnceFilter(logging.Filter):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``larev-hf`` parser; ``run``'s flags are generated from the settings dataclasses (:mod:`larev_hf.config`)."""
-    from larev_hf.config import add_run_arguments, json_object
-    from larev_hf.explain.nli import add_nli_train_arguments
-    from larev_hf.frame.settings import FrameSettings
-    from larev_hf.meta.settings import HumanSettings, MetaSettings
-    from larev_hf.methods import exportable_methods
+    """The ``larev-hf`` parser: every flag is a field of a settings dataclass (:mod:`larev_hf.cli_arguments`)."""
+    from larev_hf.cli_arguments import COMMAND_HELP, GlobalArguments, command_arguments
+    from larev_hf.config import record_given
     from larev_hf.methods.settings import add_dataclass_arguments
-    from larev_hf.varif.settings import VarifSettings
 
     parser = argparse.ArgumentParser(prog="larev-hf", description="Leakage-aware evaluation of free-text rationales.")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars or stage logs")
-    parser.add_argument("--debug", action="store_true", help=f"show the traceback of an error (or set {DEBUG_ENV}=1)")
+    add_dataclass_arguments(parser, GlobalArguments)
     commands = parser.add_subparsers(dest="command", required=True)
-    # every subcommand's help shows its flags' defaults
-    add_parser = commands.add_parser
-    commands.add_parser = lambda *a, **k: add_parser(*a, formatter_class=argparse.ArgumentDefaultsHelpFormatter, **k)
-
-    demo = commands.add_parser("demo", help="the whole pipeline on the embedded synthetic task (offline, CPU, minutes)")
-    demo.add_argument("--output-dir", required=True)
-    demo.add_argument("--seed", type=int, default=0)
-
-    run = commands.add_parser("run", help="train the evaluators on a dataset and report on its test split")
-    run.add_argument("--output-dir", required=True, help="run directory (created; a rerun resumes it)")
-    add_run_arguments(run)
-    run.add_argument("--until", default=None, help="stop after this stage (e.g. 'probe'); a later run resumes from there")
-
-    evaluate = commands.add_parser("evaluate", help="score another data file with a trained run (no retraining)")
-    evaluate.add_argument("--run-dir", required=True, help="a finished run directory (`larev-hf run`)")
-    evaluate.add_argument("--data-file", required=True,
-                          help="JSONL/CSV of explanations: columns premise, hypothesis, label, rationale (NLI) or "
-                          "question, choices, label, rationale (QA), as the bundle script and evaluate.load take "
-                          "them; or a file in the run's data set format (e.g. e-SNLI's test.jsonl)")
-    evaluate.add_argument("--output-dir", required=True, help="where report.md, report.json and scores.jsonl go")
-    evaluate.add_argument("--column-mapping", type=json_object, default=None,
-                          help='schema field → your column, e.g. \'{"rationale": "explanation", "label": "gold"}\'')
-
-    meta = commands.add_parser("meta", help="score every method on the VARSuite adversarial families and say which "
-                               "metric to trust (AUC of gold vs each family; no retraining)")
-    meta.add_argument("--run-dir", required=True, help="a trained run directory (`larev-hf run`)")
-    meta.add_argument("--output-dir", default=None, help="where the meta report goes (default: RUN_DIR/meta)")
-    add_dataclass_arguments(meta, MetaSettings)
-
-    human = commands.add_parser("human", help="agreement of every method with human judgments of explanations "
-                                "(Spearman, Kendall, within-instance pairwise agreement, AUC; no retraining)")
-    human.add_argument("--run-dir", required=True, help="a trained run directory (`larev-hf run`) of the file's task")
-    human.add_argument("--output-dir", default=None, help="where the report goes (default: RUN_DIR/human/FILE_STEM)")
-    add_dataclass_arguments(human, HumanSettings)
-
-    varif = commands.add_parser("varif", help="compare explanation generators on VARIF's robustness x informativeness "
-                                "frontier (paraphrase robustness R, leakage-controlled LC-IG, specificity S)")
-    varif.add_argument("--output-dir", required=True, help="the VARIF run directory (created; a rerun resumes it)")
-    add_dataclass_arguments(varif, VarifSettings)
-
-    nli = commands.add_parser("nli-train", help="train the offline NLI judge (a MiniLM cross-encoder) on e-SNLI")
-    add_nli_train_arguments(nli)
-
-    frame = commands.add_parser("frame", help="FRAME's three axioms for the rationale-label-consistency metrics "
-                                "(F-GOLD, GH-GOLD, GH-PRED, NP-GH-PRED): tables 1-3 with NRG over seeds")
-    frame.add_argument("--output-dir", required=True, help="the FRAME run directory (created; a rerun resumes it)")
-    add_dataclass_arguments(frame, FrameSettings)
-
-    export = commands.add_parser("export", help="save a run's evaluators as an evaluator bundle (and push it to the Hub)")
-    export.add_argument("--run-dir", required=True, help="a finished run directory (`larev-hf run`)")
-    export.add_argument("--method", required=True, choices=exportable_methods(), help="which metric's evaluators to bundle")
-    export.add_argument("--output-dir", required=True, help="the bundle directory (an existing bundle there is replaced)")
-    export.add_argument("--push-to-hub", metavar="REPO_ID", default=None, help="also upload the bundle to this Hub model repo")
-    export.add_argument("--private", action="store_true", help="create the Hub repo as private")
-    export.add_argument("--force", action="store_true",
-                        help="export even when the evaluators fail the trust checks (gold-rationale accuracy near "
-                        "chance, or Gold − Vacuous not above 0); the card then says so")
-    export.add_argument("--calibration", default=None, metavar="CALIBRATION_JSON",
-                        help="a calibration fitted by `larev-hf human --calibrate` (calibration.json): the bundle then "
-                        "also returns the calibrated score (it may read the method's score, length, rouge_l and grounding)")
+    for command, sections in command_arguments().items():
+        # every subcommand's help shows its flags' defaults
+        sub = commands.add_parser(command, help=COMMAND_HELP[command],
+                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        for cls, group in sections:
+            add_dataclass_arguments(sub.add_argument_group(group) if group else sub, cls)
+        if command == "run":
+            record_given(sub, "dataset")
     return parser
 
 

@@ -3,7 +3,7 @@
 Sections: :class:`RunSection` (which methods), :class:`DataConfig`, :class:`BackboneConfig`,
 :class:`TrainingConfig`, :class:`EvaluationConfig`, :class:`LoraConfig`, then every registered method's own
 settings dataclass (:attr:`larev_hf.methods.Method.settings_class`: LAREV's λs, RoRA's threshold, ...). Every default
-lives in its field; the ``larev-hf`` flags are generated from the fields (:func:`add_run_arguments`), and
+lives in its field; the ``larev-hf`` flags are generated from the fields (:mod:`larev_hf.cli_arguments`), and
 ``run_config.json`` is the flat dict of all of them (:meth:`RunConfig.to_dict`), which round-trips; an unknown key in
 it is reported, not dropped.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from larev_hf.methods import get_method, method_names, resolve_methods
-from larev_hf.methods.settings import add_dataclass_arguments, comma_list, field_values, help_field
+from larev_hf.methods.settings import comma_list, field_values, help_field
 from larev_hf.modeling import PRESETS, backbone_defaults, get_input_format, is_pretrained
 from larev_hf.modeling.lora_settings import LoraSettings
 from larev_hf.scores import VARIANTS
@@ -306,21 +306,26 @@ class _GivenStore(argparse._StoreAction):
         setattr(namespace, f"{self.dest}_given", True)
 
 
-def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    """Every section's flags: the core sections in the main list, LoRA and each method in an option group of its own.
-    ``--dataset`` records whether it was given (``dataset_given``): without it, :func:`config_from_args` infers it."""
-    for _, cls, group in config_sections():
-        add_dataclass_arguments(parser.add_argument_group(group) if group else parser, cls)
+@dataclass
+class JsonlArguments:
+    """``larev-hf run --dataset jsonl``: how your files map onto the schema (the run keeps them as
+    ``loader_options``)."""
+
+    column_mapping: dict | None = help_field(
+        None, 'schema field → your column, e.g. \'{"label": "answer", "rationale": "explanation"}\'',
+        type=lambda text: json_object(text))
+    task: str | None = help_field(None, "the task kind (default qa)", choices=("nli", "qa", "yesno"))
+    label_set: list[str] | None = help_field(None, "without a choices column: comma-separated labels",
+                                             type=comma_list)
+
+
+def record_given(parser: argparse.ArgumentParser, dest: str) -> None:
+    """Make ``parser``'s ``dest`` flag record whether the user gave it (``<dest>_given``): without ``--dataset``,
+    :func:`config_from_args` infers it."""
     for action in parser._actions:
-        if action.dest == "dataset":
+        if action.dest == dest:
             action.__class__ = _GivenStore
-    parser.set_defaults(dataset_given=False)
-    data = parser.add_argument_group("--dataset jsonl")
-    data.add_argument("--column-mapping", type=json_object, default=None,
-                      help='schema field → your column, e.g. \'{"label": "answer", "rationale": "explanation"}\'')
-    data.add_argument("--task", default=None, choices=("nli", "qa", "yesno"), help="the task kind (default qa)")
-    data.add_argument("--label-set", type=comma_list, default=None,
-                      help="without a choices column: comma-separated labels")
+    parser.set_defaults(**{f"{dest}_given": False})
 
 
 def dataset_from_data_dir(data_dir: str | None) -> str:

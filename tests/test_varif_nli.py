@@ -13,12 +13,13 @@ from sklearn.metrics import accuracy_score
 from larev_hf.data import make_example
 from larev_hf.explain.nli import (
     NLIJudge,
-    add_nli_train_arguments,
+    NliTrainArguments,
     entailment_index,
     nli_train_main,
     train_nli_judge,
 )
 from larev_hf.io import DataError
+from larev_hf.methods.settings import add_dataclass_arguments
 from larev_hf.varif.measures import keep_equivalent
 
 PREMISES = ["A man sleeps .", "Two kids play soccer in a large park near the river while their parents watch .",
@@ -134,7 +135,7 @@ def test_train_nli_judge_refuses_records_of_another_task(tmp_path) -> None:
 
 def test_nli_train_command_on_esnli(data_dir, tmp_path, capsys) -> None:
     parser = argparse.ArgumentParser()
-    add_nli_train_arguments(parser)
+    add_dataclass_arguments(parser, NliTrainArguments)
     args = parser.parse_args(["--data-dir", str(data_dir / "esnli"), "--output-dir", str(tmp_path / "judge"),
                               "--max-train-examples", "32", "--max-eval-examples", "16", "--epochs", "1"])
     assert (args.learning_rate, args.batch_size, args.seed) == (5e-5, 32, 0)

@@ -71,9 +71,16 @@ def validate_example(
     path: str | None = None,
     line: int | None = None,
     require_rationale: bool = True,
+    location: str | None = None,
 ) -> None:
-    """Check one record against the schema; raise :class:`DataError` naming the place and the field."""
-    loc = where(path, line, example.get("id"))
+    """Check one record against the schema; raise :class:`DataError` naming the place and the field.
+
+    The one rule every record meets, wherever it comes from: a loader's file, ``evaluate.load``/``score`` inputs
+    (:func:`larev_hf.hub.inputs.build_records`), a judged file (:mod:`larev_hf.meta.judgments`) or the suite. The
+    rationale must be non-empty where a run trains and reports on it (``require_rationale``, the loaders); where a
+    user's explanations are scored it may be empty — b alone — and ``require_rationale=False``. ``location``
+    replaces the file/line/id location in messages (e.g. ``inputs[3]``)."""
+    loc = location or where(path, line, example.get("id"))
     for column in COLUMNS:
         if column not in example:
             raise DataError(f"{loc}: missing field {column!r}; expected the fields {', '.join(COLUMNS)}")
@@ -91,7 +98,9 @@ def validate_example(
         raise DataError(
             f"{loc}: field 'label' is {example['label']!r}, which is outside the label set {list(example['choices'])}"
         )
-    if require_rationale and not str(example["rationale"]).strip():
+    if not isinstance(example["rationale"], str):
+        raise DataError(f"{loc}: field 'rationale' is {example['rationale']!r}; expected a string")
+    if require_rationale and not example["rationale"].strip():
         raise DataError(f"{loc}: field 'rationale' is empty; expected a non-empty free-text rationale")
 
 

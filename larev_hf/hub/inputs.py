@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from larev_hf.data.schema import NLI_LABELS, TASKS, YESNO_LABELS
+from larev_hf.data.schema import NLI_LABELS, TASKS, YESNO_LABELS, validate_example
 from larev_hf.io import DataError
 
 Locate = Callable[[str, int, "str | None"], str]
@@ -137,10 +137,14 @@ def build_records(
         if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip()):
             raise DataError(f"{locate('inputs', at, 'id')}: {raw_id!r}; expected a non-empty string or no 'id' key")
         premise, hypothesis, question = values.get("premise", ""), values.get("hypothesis", ""), values.get("question", "")
-        records.append({
+        record = {
             "id": str(raw_id) if raw_id is not None else _derived_id(task, premise, hypothesis, question),
             "task": task, "premise": premise, "hypothesis": hypothesis, "question": question,
             "choices": choices if choices is not None else list(label_set or [label]),
             "label": label, "rationale": rationale,
-        })
+        }
+        # the schema's one rule for records (a scored rationale may be empty: b alone); the checks above name the
+        # argument and position first, so this only fires on what they do not cover
+        validate_example(record, require_rationale=False, location=f"inputs[{at}]")
+        records.append(record)
     return records

@@ -5,7 +5,8 @@ lives in exactly one place. Field metadata understood by :func:`add_dataclass_ar
 
 - ``help``: the flag's help text;
 - ``flag``: the flag when it is not ``--<name-with-dashes>`` (e.g. ``--no-stop-word-guard``);
-- ``type`` / ``choices`` / ``metavar``: passed to argparse;
+- ``type`` / ``choices`` / ``metavar`` / ``required``: passed to argparse (``choices`` may be a function, called when
+  the parser is built, e.g. the registered methods);
 - ``cli``: ``False`` for a field that has no flag of its own;
 - ``report_only``: the setting changes only scoring or reporting, never a trained artifact (a resumed run may change it);
 - ``stages``: the only stages that read the setting (a resumed run may change it until one of them has finished).
@@ -63,7 +64,9 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser | argparse._Argument
             kwargs["type"] = _argparse_type(cls, field)
             for key in ("choices", "metavar"):
                 if key in meta:
-                    kwargs[key] = meta[key]
+                    kwargs[key] = meta[key]() if callable(meta[key]) else meta[key]
+        if meta.get("required"):
+            kwargs["required"] = True
         parser.add_argument(flag, **kwargs)
 
 

@@ -31,6 +31,7 @@ from transformers import (
 
 from larev_hf.io import DataError, where
 from larev_hf.modeling.backbones import minilm_tokenizer_path
+from larev_hf.modeling.presets import KIND_DEFAULTS
 from larev_hf.rora.evaluator import RoRATrainer
 from larev_hf.rora.infiller import Counterfactuals
 from larev_hf.rora.templates import baseline_input, evaluator_input
@@ -125,7 +126,7 @@ def train_classifier(
     output_dir: str | os.PathLike,
     settings: TrainSettings,
     lambda_irm: float = 0.0,
-    groups_per_batch: int = 8,
+    groups_per_batch: int = KIND_DEFAULTS["random_init"]["rora_groups_per_batch"],
 ) -> PreTrainedModel:
     """Train Φ (``lambda_irm`` > 0, rows of every environment) or Θ (λ = 0, one environment) and save it."""
     args = settings.training_arguments(

@@ -35,6 +35,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.citations import bibtex
 from larev_hf.io import DataError, where
+from larev_hf.modeling.presets import KIND_DEFAULTS
 from larev_hf.rora.infiller import Counterfactuals
 from larev_hf.rora.templates import RORA_FORMAT, baseline_input, evaluator_input, task_text
 from larev_hf.scores.cvi import ConditionalVScorer, CVIScores
@@ -236,7 +237,7 @@ def train_phi(
     output_dir: str | os.PathLike,
     settings: TrainSettings,
     lambda_irm: float,
-    groups_per_batch: int = 8,
+    groups_per_batch: int = KIND_DEFAULTS["random_init"]["rora_groups_per_batch"],
     normalization: str = "label_set",
     penalty_warmup_ratio: float = PENALTY_WARMUP_RATIO,
 ) -> PreTrainedModel:

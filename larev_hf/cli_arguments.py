@@ -1,0 +1,141 @@
+"""Every ``larev-hf`` flag as one dataclass field (issue 34): the commands' own arguments, and the table of which
+dataclasses make each subcommand's flags (:func:`command_arguments`), read by :func:`larev_hf.cli.build_parser` and
+by the test that checks every flag's default comes from exactly one field. Importable without torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from larev_hf.config import JsonlArguments, config_sections, json_object
+from larev_hf.explain.nli import NliTrainArguments
+from larev_hf.frame.settings import FrameSettings
+from larev_hf.meta.settings import HumanSettings, MetaSettings
+from larev_hf.methods import exportable_methods
+from larev_hf.methods.settings import help_field
+from larev_hf.varif.settings import VarifSettings
+
+#: The help of ``--run-dir`` wherever a command reads a trained run.
+RUN_DIR_HELP = "a trained run directory (`larev-hf run`)"
+
+
+@dataclass
+class GlobalArguments:
+    """Flags before the subcommand."""
+
+    quiet: bool = help_field(False, "no progress bars or stage logs")
+    debug: bool = help_field(False, "show the traceback of an error (or set LAREV_HF_DEBUG=1)")
+
+
+@dataclass
+class DemoArguments:
+    """``larev-hf demo``: REV and LAREV on the embedded synthetic task."""
+
+    output_dir: str | None = help_field(None, "the run directory (created; a rerun resumes it)", required=True)
+    seed: int = help_field(0, "random seed of data sampling, initialisation and training")
+
+
+@dataclass
+class RunArguments:
+    """``larev-hf run``'s own flags (the run's settings are :func:`~larev_hf.config.config_sections`)."""
+
+    output_dir: str | None = help_field(None, "run directory (created; a rerun resumes it)", required=True)
+    until: str | None = help_field(None, "stop after this stage (e.g. 'probe'); a later run resumes from there")
+
+
+@dataclass
+class EvaluateArguments:
+    """``larev-hf evaluate``: score another data file with a trained run."""
+
+    run_dir: str | None = help_field(None, "a finished run directory (`larev-hf run`)", required=True)
+    data_file: str | None = help_field(
+        None, "JSONL/CSV of explanations: columns premise, hypothesis, label, rationale (NLI) or question, choices, "
+        "label, rationale (QA), as the bundle script and evaluate.load take them; or a file in the run's data set "
+        "format (e.g. e-SNLI's test.jsonl)", required=True)
+    output_dir: str | None = help_field(None, "where report.md, report.json and scores.jsonl go", required=True)
+    column_mapping: dict | None = help_field(
+        None, 'schema field → your column, e.g. \'{"rationale": "explanation", "label": "gold"}\'',
+        type=json_object)
+
+
+@dataclass
+class MetaArguments:
+    """``larev-hf meta``'s own flags (what it scores: :class:`~larev_hf.meta.settings.MetaSettings`)."""
+
+    run_dir: str | None = help_field(None, RUN_DIR_HELP, required=True)
+    output_dir: str | None = help_field(None, "where the meta report goes (default: RUN_DIR/meta)")
+
+
+@dataclass
+class HumanArguments:
+    """``larev-hf human``'s own flags (what it scores: :class:`~larev_hf.meta.settings.HumanSettings`)."""
+
+    run_dir: str | None = help_field(None, f"{RUN_DIR_HELP} of the file's task", required=True)
+    output_dir: str | None = help_field(None, "where the report goes (default: RUN_DIR/human/FILE_STEM)")
+
+
+@dataclass
+class VarifArguments:
+    """``larev-hf varif``'s own flags."""
+
+    output_dir: str | None = help_field(None, "the VARIF run directory (created; a rerun resumes it)", required=True)
+
+
+@dataclass
+class FrameArguments:
+    """``larev-hf frame``'s own flags."""
+
+    output_dir: str | None = help_field(None, "the FRAME run directory (created; a rerun resumes it)", required=True)
+
+
+@dataclass
+class ExportArguments:
+    """``larev-hf export``: bundle a run's evaluators."""
+
+    run_dir: str | None = help_field(None, "a finished run directory (`larev-hf run`)", required=True)
+    method: str | None = help_field(None, "which metric's evaluators to bundle", required=True,
+                                    choices=exportable_methods)
+    output_dir: str | None = help_field(None, "the bundle directory (an existing bundle there is replaced)",
+                                        required=True)
+    push_to_hub: str | None = help_field(None, "also upload the bundle to this Hub model repo", metavar="REPO_ID")
+    private: bool = help_field(False, "create the Hub repo as private")
+    force: bool = help_field(False, "export even when the evaluators fail the trust checks (gold-rationale accuracy "
+                             "near chance, or Gold − Vacuous not above 0); the card then says so")
+    calibration: str | None = help_field(
+        None, "a calibration fitted by `larev-hf human --calibrate` (calibration.json): the bundle then also returns "
+        "the calibrated score (it may read the method's score, length, rouge_l and grounding)",
+        metavar="CALIBRATION_JSON")
+
+
+#: Each subcommand: its help line.
+COMMAND_HELP = {
+    "demo": "the whole pipeline on the embedded synthetic task (offline, CPU, minutes)",
+    "run": "train the evaluators on a dataset and report on its test split",
+    "evaluate": "score another data file with a trained run (no retraining)",
+    "meta": "score every method on the VARSuite adversarial families and say which metric to trust (AUC of gold vs "
+            "each family; no retraining)",
+    "human": "agreement of every method with human judgments of explanations (Spearman, Kendall, within-instance "
+             "pairwise agreement, AUC; no retraining)",
+    "varif": "compare explanation generators on VARIF's robustness x informativeness frontier (paraphrase robustness "
+             "R, leakage-controlled LC-IG, specificity S)",
+    "nli-train": "train the offline NLI judge (a MiniLM cross-encoder) on e-SNLI",
+    "frame": "FRAME's three axioms for the rationale-label-consistency metrics (F-GOLD, GH-GOLD, GH-PRED, "
+             "NP-GH-PRED): tables 1-3 with NRG over seeds",
+    "export": "save a run's evaluators as an evaluator bundle (and push it to the Hub)",
+}
+
+
+def command_arguments() -> dict[str, list[tuple[type, str | None]]]:
+    """Subcommand → the dataclasses its flags come from, each with its option group's title (``None``: the main list),
+    in help order. ``run``'s are every section of the run's configuration (the registered methods' included)."""
+    return {
+        "demo": [(DemoArguments, None)],
+        "run": [(RunArguments, None), *((cls, group) for _, cls, group in config_sections()),
+                (JsonlArguments, "--dataset jsonl")],
+        "evaluate": [(EvaluateArguments, None)],
+        "meta": [(MetaArguments, None), (MetaSettings, None)],
+        "human": [(HumanArguments, None), (HumanSettings, None)],
+        "varif": [(VarifArguments, None), (VarifSettings, None)],
+        "nli-train": [(NliTrainArguments, None)],
+        "frame": [(FrameArguments, None), (FrameSettings, None)],
+        "export": [(ExportArguments, None)],
+    }

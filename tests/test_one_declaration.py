@@ -1,0 +1,113 @@
+"""Each setting declared once (issue 34): every flag of every ``larev-hf`` subcommand takes its default from exactly
+one dataclass field, and the defaults a backbone decides have one definition each."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from larev_hf.cli import build_parser
+from larev_hf.cli_arguments import GlobalArguments, command_arguments
+from larev_hf.config import RunConfig
+from larev_hf.modeling.presets import KIND_DEFAULTS, PRESETS, backbone_defaults
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _default(field: dataclasses.Field):
+    return field.default if field.default is not dataclasses.MISSING else field.default_factory()
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def _check(parser: argparse.ArgumentParser, classes: list[type]) -> int:
+    checked = 0
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction | argparse._SubParsersAction):
+            continue
+        fields = [f for cls in classes for f in dataclasses.fields(cls) if f.name == action.dest]
+        assert len(fields) == 1, f"{action.option_strings}: declared by {len(fields)} fields"
+        assert action.default == _default(fields[0]), action.option_strings
+        assert action.help == fields[0].metadata["help"], action.option_strings
+        checked += 1
+    return checked
+
+
+def test_every_flag_of_every_subcommand_comes_from_exactly_one_dataclass_field() -> None:
+    parser = build_parser()
+    assert _check(parser, [GlobalArguments]) == 2
+    subparsers, table = _subparsers(parser), command_arguments()
+    assert set(subparsers) == set(table)
+    for command, sub in subparsers.items():
+        assert _check(sub, [cls for cls, _ in table[command]]) >= 1, command
+        # and every field with a flag is a flag of the command
+        flags = {a.dest for a in sub._actions}
+        for cls, _ in table[command]:
+            for field in dataclasses.fields(cls):
+                assert field.metadata.get("cli", True) is False or field.name in flags, (command, field.name)
+
+
+def test_larevs_and_roras_default_weights_are_defined_once() -> None:
+    # the literal values live in KIND_DEFAULTS and the presets' own table; no other module spells them out
+    sources = [p for p in (ROOT / "larev_hf").rglob("*.py") if p.name != "presets.py"]
+    number = r"(\d+(?:\.\d*)?(?:e-?\d+)?)\b"
+    # a dict entry ("lambda_irm": 5.0) or a field's default (lambda_irm: float = 0.1 / help_field(0.1, ...))
+    pattern = re.compile(r"(?:\"(?:rora_)?(?:lambda_irm|lambda_probe|groups_per_batch)\"\s*:\s*|^\s*(?:rora_)?"
+                         r"(?:lambda_irm|lambda_probe|groups_per_batch)\s*:[^=\n]*=\s*(?:help_field\()?)" + number,
+                         re.M)
+    offenders = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in sources for m in pattern.finditer(p.read_text())
+                 if float(m.group(1)) != 0.0]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("backbone", ["t5-tiny", "minilm2minilm", "minilm2minilm-l2", "t5-large"])
+def test_a_run_fills_what_it_left_unset_from_its_backbone_and_says_where_from(backbone: str) -> None:
+    config = RunConfig(method="larev", backbone=backbone, lambda_probe=0.25)
+    decided = backbone_defaults(backbone)
+    assert config.lambda_probe == 0.25 and "lambda_probe" not in config.backbone_defaults  # given: kept
+    for name in ("lambda_irm", "groups_per_batch", "phi_la_init", "learning_rate", "num_train_epochs"):
+        assert getattr(config, name) == decided[name][0] and config.backbone_defaults[name] == decided[name][1]
+    if backbone in PRESETS and PRESETS[backbone].defaults.get("lambda_irm") is not None:
+        assert config.backbone_defaults["lambda_irm"] == f"preset {backbone}"
+    # run_config.json round-trips, and another backbone decides again
+    assert RunConfig.from_dict(config.to_dict()) == config
+    other = config.replace(backbone="t5-tiny")
+    assert other.lambda_irm == KIND_DEFAULTS["random_init"]["lambda_irm"] and other.lambda_probe == 0.25
+
+
+def test_minilm2minilm_carries_issue_28s_settings_and_the_thesiss_checkpoints_keep_theirs() -> None:
+    minilm = RunConfig(method="larev", backbone="minilm2minilm")
+    assert (minilm.lambda_irm, minilm.lambda_probe, minilm.groups_per_batch, minilm.phi_la_init, minilm.learning_rate,
+            minilm.num_train_epochs) == (0.1, 0.0, 4, "phi", 1e-4, 2.0)
+    checkpoint = RunConfig(method="larev", backbone="t5-large")
+    assert (checkpoint.lambda_irm, checkpoint.lambda_probe, checkpoint.groups_per_batch) == (5.0, 5e-4, 1)
+    assert checkpoint.backbone_defaults["lambda_irm"] == "pretrained backbones"
+
+
+def test_one_record_rule_for_loaders_bundle_inputs_and_judged_files(tmp_path: Path) -> None:
+    from larev_hf.data.schema import make_example, validate_example
+    from larev_hf.hub.inputs import build_records
+    from larev_hf.io import DataError
+    from larev_hf.meta.judgments import load_judgments
+
+    nli = {"premise": "A dog runs.", "hypothesis": "An animal moves."}
+    # a scored rationale may be empty (b alone) in bundle inputs and judged files; training data needs one
+    [record] = build_records([""], ["entailment"], [nli], task="nli")
+    validate_example(record, require_rationale=False)
+    with pytest.raises(DataError, match="field 'rationale' is empty"):
+        validate_example(record)
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text('{"id": "a", "premise": "A dog runs.", "hypothesis": "An animal moves.", "label": '
+                      '"entailment", "rationale": "", "acceptable": 1}\n')
+    assert load_judgments(judged, "nli", ["acceptable"])[0]["rationale"] == ""
+    # the same rule refuses a record whose label is outside its choices, wherever it is built
+    bad = make_example(id="x", task="qa", question="Where?", choices=["kitchen"], label="attic", rationale="r")
+    with pytest.raises(DataError, match=r"inputs\[0\]: field 'label' is 'attic', which is outside the label set"):
+        validate_example(bad, location="inputs[0]")
