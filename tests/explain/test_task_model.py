@@ -9,8 +9,7 @@ from larev_hf.explain.task_model import (
     parse_self_rationalization,
     self_rationalization_target,
 )
-
-from .park_task import park_records
+from tests.park_task import park_records
 
 NLI = ["entailment", "neutral", "contradiction"]
 

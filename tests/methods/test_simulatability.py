@@ -22,8 +22,7 @@ from larev_hf.scores.simulatability import (
 )
 from larev_hf.training import TrainSettings
 from larev_hf.training.simulator import simulatability, simulate, simulator_input, train_simulator
-
-from .yesno_task import fact_and_leaky, yesno_records
+from tests.yesno_task import fact_and_leaky, yesno_records
 
 # Six examples: the simulator with (x, r), with x only, with r only.
 WITH = [1, 1, 0, 0, 0, 0]

@@ -39,7 +39,7 @@ from larev_hf.io import DataError
 
 
 def _shared_data() -> Path | None:
-    for candidate in (Path(__file__).resolve().parents[1].parent / "shared" / "data",
+    for candidate in (Path(__file__).resolve().parents[2].parent / "shared" / "data",
                       Path(os.environ.get("LAREV_SHARED_DATA", "/nonexistent"))):
         if (candidate / "esnli").is_dir():
             return candidate

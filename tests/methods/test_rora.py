@@ -39,8 +39,7 @@ from larev_hf.rora import (
 )
 from larev_hf.training import TrainSettings, label_nll
 from larev_hf.training.collator import EnvironmentCollator
-
-from .yesno_task import fact_and_leaky, yesno_records
+from tests.yesno_task import fact_and_leaky, yesno_records
 
 
 # ---------------------------------------------------------------------------------------------- detector

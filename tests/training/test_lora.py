@@ -112,7 +112,7 @@ def test_example_script_trains_and_saves_a_lora_evaluator(tmp_path):
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(root)}
     output = tmp_path / "phi_la"
     result = subprocess.run(

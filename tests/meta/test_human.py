@@ -292,7 +292,7 @@ def test_a_calibrated_bundle_returns_the_calibrated_score_through_evaluate_load(
                  str(tmp_path / "bundle"), "--calibration", str(tmp_path / "calibration.json"), "--force"]) == 0
     records = Run.load(tiny_run, progress=False).split_records("test")[:6]
     monkeypatch.chdir(tmp_path)  # evaluate.load from another directory
-    module = evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / "bundle"),
+    module = evaluate.load(str(Path(__file__).resolve().parents[2] / "metrics" / "bundle"),
                            evaluator=str(tmp_path / "bundle"), keep_in_memory=True)
     out = module.compute(rationales=[r["rationale"] for r in records], labels=[r["label"] for r in records],
                          inputs=[{"question": r["question"], "choices": r["choices"]} for r in records])

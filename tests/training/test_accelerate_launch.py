@@ -31,7 +31,7 @@ from torch.utils.data import DataLoader
 
 from larev_hf.training import EnvironmentGroupBatchSampler
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "train_larev.py"
 CONFIGS = ROOT / "examples" / "accelerate_configs"
 

@@ -23,8 +23,7 @@ from larev_hf.explain.generators import (
 from larev_hf.explain.task_model import decoder_prefix_ids
 from larev_hf.io import DataError
 from larev_hf.varif.settings import DEFAULT_GENERATORS
-
-from .park_task import park_records
+from tests.park_task import park_records
 
 NLI = ["entailment", "neutral", "contradiction"]
 

@@ -318,7 +318,7 @@ def test_suite_is_identical_in_another_process(tmp_path: Path) -> None:
     write_suite(tmp_path / "here.jsonl", build_suite(_constructed(), seed=11))
     env = os.environ | {"PYTHONHASHSEED": "12345"}
     subprocess.run([sys.executable, "-c", script, str(tmp_path / "records.json"), str(tmp_path / "there.jsonl")],
-                   check=True, env=env, cwd=Path(__file__).resolve().parents[1])
+                   check=True, env=env, cwd=Path(__file__).resolve().parents[2])
     assert (tmp_path / "here.jsonl").read_bytes() == (tmp_path / "there.jsonl").read_bytes()
 
 

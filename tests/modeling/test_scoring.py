@@ -108,7 +108,7 @@ def test_preset_tokenizer_is_identical_across_processes(tmp_path):
         "import json,sys; from tests.conftest import CORPUS; from larev_hf.modeling import build_tokenizer; "
         "t = build_tokenizer('t5-tiny', CORPUS); print(json.dumps(sorted(t.get_vocab().items())))"
     )
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     outputs = {
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root).stdout
         for _ in range(3)

@@ -21,7 +21,7 @@ from larev_hf.hub import EvaluatorBundle
 from larev_hf.io import DataError, read_json, read_jsonl
 from larev_hf.metric import load_bundle
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODULES = ("larev", "rev", "rora", "bundle")
 OUTPUT_KEYS = {"scores", "mean_score", "log_p_rationale", "log_p_baseline", "baselines", "hashcode"}
 

@@ -115,7 +115,7 @@ def test_an_ensemble_bundle_scores_the_mean_of_its_seeds_through_evaluate_load(s
     records = run.split_records("test")[:5]
     own = [get_method("larev").pointwise(view, records, {"g": [r["rationale"] for r in records]}, {})["g"]
            for view in run.seed_views()]
-    module_dir = Path(__file__).resolve().parents[1] / "metrics" / "larev"
+    module_dir = Path(__file__).resolve().parents[2] / "metrics" / "larev"
     cwd = os.getcwd()
     os.chdir(tmp_path)  # loaded from another directory
     try:
