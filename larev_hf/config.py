@@ -1,7 +1,7 @@
 """A run's configuration, one dataclass per concern (the TRL / HF way), composed into :class:`RunConfig`.
 
-Sections: :class:`RunSection` (which methods), :class:`DataConfig`, :class:`BackboneConfig`,
-:class:`TrainingConfig`, :class:`EvaluationConfig`, :class:`LoraConfig`, then every registered method's own
+Sections: :class:`RunSection` (which methods), :class:`DataSection`, :class:`BackboneSection`,
+:class:`TrainingSection`, :class:`EvaluationSection`, :class:`LoraSection`, then every registered method's own
 settings dataclass (:attr:`larev_hf.methods.Method.settings_class`: LAREV's λs, RoRA's threshold, ...). Every default
 lives in its field; the ``larev-hf`` flags are generated from the fields (:mod:`larev_hf.cli_arguments`), and
 ``run_config.json`` is the flat dict of all of them (:meth:`RunConfig.to_dict`), which round-trips; an unknown key in
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from larev_hf.methods import get_method, method_names, resolve_methods
-from larev_hf.methods.settings import comma_list, field_values, help_field
+from larev_hf.methods.settings import comma_list, field_values, help_field, seed_values
 from larev_hf.modeling import PRESETS, backbone_defaults, get_input_format, is_pretrained
 from larev_hf.modeling.lora_settings import LoraSettings
 from larev_hf.scores import VARIANTS
@@ -45,7 +45,7 @@ class RunSection:
 
 
 @dataclass
-class DataConfig:
+class DataSection:
     """Where the data comes from and how baselines and training rationales are built (thesis A.1 steps 1-3)."""
 
     dataset: str = help_field("synthetic", "dataset kind; not given: the embedded 'synthetic' task without --data-dir, "
@@ -72,7 +72,7 @@ class DataConfig:
 
 
 @dataclass
-class BackboneConfig:
+class BackboneSection:
     """The evaluators' architecture and how they read and score text."""
 
     backbone: str = help_field(
@@ -93,7 +93,7 @@ class BackboneConfig:
 
 
 @dataclass
-class TrainingConfig:
+class TrainingSection:
     """Optimisation of every trained model; ``None`` means the backbone's default (presets vs checkpoints)."""
 
     seed: int = help_field(0, "random seed of data sampling, initialisation and training")
@@ -117,16 +117,11 @@ class TrainingConfig:
         "(docs/scale.md measures the scores)")
 
     def validate(self, config: RunConfig) -> None:
-        try:
-            seeds = [int(seed) for seed in self.seeds]
-        except ValueError:
-            raise ValueError(f"--seeds: expected integers, got {self.seeds}") from None
-        if len(set(seeds)) != len(seeds):
-            raise ValueError(f"--seeds names a seed twice: {self.seeds}")
+        seed_values(self.seeds)
 
 
 @dataclass
-class EvaluationConfig:
+class EvaluationSection:
     """Scoring and reporting only: a resumed run may change these."""
 
     eval_batch_size: int = help_field(64, "scoring batch size", report_only=True)
@@ -134,7 +129,7 @@ class EvaluationConfig:
 
 
 @dataclass
-class LoraConfig:
+class LoraSection:
     """LoRA (PEFT) for every trained seq2seq model."""
 
     lora: bool = help_field(False, "train LoRA adapters instead of full fine-tuning")
@@ -151,9 +146,9 @@ class LoraConfig:
 
 #: The core sections, in order: name, dataclass, and the title of their CLI option group (``None``: the main list).
 CORE_SECTIONS: tuple[tuple[str, type, str | None], ...] = (
-    ("run", RunSection, None), ("data", DataConfig, None), ("backbone", BackboneConfig, None),
-    ("training", TrainingConfig, None), ("evaluation", EvaluationConfig, None),
-    ("lora", LoraConfig, "LoRA (PEFT) for every trained model"),
+    ("run", RunSection, None), ("data", DataSection, None), ("backbone", BackboneSection, None),
+    ("training", TrainingSection, None), ("evaluation", EvaluationSection, None),
+    ("lora", LoraSection, "LoRA (PEFT) for every trained model"),
 )
 
 
@@ -271,7 +266,7 @@ class RunConfig:
     @property
     def evaluator_seeds(self) -> list[int]:
         """The seeds every trained stage runs with: ``--seeds``, or ``--seed`` alone."""
-        return [int(seed) for seed in self.seeds] or [self.seed]
+        return seed_values(self.seeds) or [self.seed]
 
     @property
     def methods(self) -> tuple[str, ...]:

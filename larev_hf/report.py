@@ -157,6 +157,18 @@ def verdict(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def backbone_defaults_lines(settings: dict[str, Any]) -> list[str]:
+    """One line per source of the settings the backbone decided (issue 34): ``--flag value`` each, so a reader sees
+    which values the run did not ask for (``run_config.json``'s ``backbone_defaults``)."""
+    by_source: dict[str, list[str]] = {}
+    for name, source in (settings.get("backbone_defaults") or {}).items():
+        by_source.setdefault(source, []).append(f"`--{name.replace('_', '-')} {settings.get(name)}`")
+    if not by_source:
+        return []
+    return ["Settings the run left to its backbone (`backbone_defaults` in run_config.json): "
+            + "; ".join(f"{source}: {', '.join(flags)}" for source, flags in by_source.items()) + ".", ""]
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """Markdown: a verdict derived from the numbers, then absolute scores, separations with 95% intervals, win rates,
     accuracy, ablations and stage times."""
@@ -167,6 +179,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     if shortcuts:
         flags = [f"`--{name.replace('_', '-')}`" for name in shortcuts]
         out += [f"Trained with {_listing(flags)}: settings that change what the evaluators learn (docs/scale.md).", ""]
+    out += backbone_defaults_lines(report.get("settings") or {})
     out += ["## Verdict", "", *(f"- {line}" for line in verdict(report)), "",
             "A separation is a metric's Gold score minus a degraded variant's (Gold-Leaky: gold + \"The answer is "
             "<label>.\"; Vacuous: the vacuous baseline b alone, which restates the input with the label; Leaky: the "

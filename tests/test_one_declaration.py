@@ -111,3 +111,13 @@ def test_one_record_rule_for_loaders_bundle_inputs_and_judged_files(tmp_path: Pa
     bad = make_example(id="x", task="qa", question="Where?", choices=["kitchen"], label="attic", rationale="r")
     with pytest.raises(DataError, match=r"inputs\[0\]: field 'label' is 'attic', which is outside the label set"):
         validate_example(bad, location="inputs[0]")
+
+
+def test_the_report_says_which_values_the_backbone_decided() -> None:
+    from larev_hf.report import backbone_defaults_lines
+
+    settings = RunConfig(method="larev", backbone="minilm2minilm", learning_rate=3e-4).to_dict()
+    [line, _] = backbone_defaults_lines(settings)
+    assert "preset minilm2minilm: " in line and "`--lambda-irm 0.1`" in line and "`--phi-la-init phi`" in line
+    assert "--learning-rate" not in line  # given by the user
+    assert backbone_defaults_lines({}) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from larev_hf.methods.settings import comma_list, help_field
+from larev_hf.methods.settings import comma_list, help_field, seed_values
 
 #: FRAME's four RLC metrics (§3.3), in table order.
 FRAME_METRICS: tuple[str, ...] = ("f_gold", "gh_gold", "gh_pred", "np_gh_pred")
@@ -69,8 +69,5 @@ class FrameSettings:
             raise ValueError(f"--{name.replace('_', '-')}: expected numbers, got {getattr(self, name)}") from error
 
     def seed_values(self) -> list[int]:
-        """``seeds`` as integers."""
-        try:
-            return [int(value) for value in self.seeds]
-        except ValueError as error:
-            raise ValueError(f"--seeds: expected integers, got {self.seeds}") from error
+        """``seeds`` as integers (:func:`~larev_hf.methods.settings.seed_values`)."""
+        return seed_values(self.seeds)

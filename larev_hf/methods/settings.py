@@ -35,6 +35,17 @@ def comma_list(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
+def seed_values(seeds: typing.Sequence[Any]) -> list[int]:
+    """``--seeds`` (a run's evaluator seeds, FRAME's seeds) as integers: the one check of both, naming the flag."""
+    try:
+        values = [int(seed) for seed in seeds]
+    except ValueError:
+        raise ValueError(f"--seeds: expected integers, got {list(seeds)}") from None
+    if len(set(values)) != len(values):
+        raise ValueError(f"--seeds names a seed twice: {list(seeds)}")
+    return values
+
+
 _SCALARS = {"int": int, "float": float, "str": str}
 
 
