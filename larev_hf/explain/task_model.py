@@ -17,6 +17,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from larev_hf.modeling import build_model, build_tokenizer, load_evaluator
+from larev_hf.modeling.generation import generate_texts
+from larev_hf.modeling.scoring import drop_end_of_sequence, predict_choices
+from larev_hf.modeling.templates import task_text
+from larev_hf.training import TrainSettings, train_seq2seq
+
 #: Between the label and the rationale in F's output.
 SEPARATOR = " explanation: "
 #: The separator as decoded text may show it (tokenizers can detach the colon: ``"explanation :"``).
@@ -55,7 +61,6 @@ def decoder_prefix_ids(model: Any, tokenizer: Any, label: str) -> list[int]:
         start = getattr(getattr(model, "generation_config", None), "decoder_start_token_id", None)
     if start is None:
         raise ValueError(f"{type(model).__name__} has no decoder_start_token_id; expected an encoder-decoder model")
-    from larev_hf.modeling.scoring import drop_end_of_sequence
 
     ids = drop_end_of_sequence(list(tokenizer(text_target=f"{label}{SEPARATOR}".rstrip())["input_ids"]), tokenizer)
     return [int(start), *ids]
@@ -75,9 +80,6 @@ class SelfRationalizer:
               seed: int = 0) -> SelfRationalizer:
         """Train F on ``records`` (their ``label``, or ``labels`` instead — e.g. noisy ones for FRAME's axiom 3 — and
         their ``rationale``) and save it to ``output_dir``; a finished ``output_dir`` is loaded instead."""
-        from larev_hf.modeling import build_model, build_tokenizer, load_evaluator
-        from larev_hf.modeling.templates import task_text
-        from larev_hf.training import TrainSettings, train_seq2seq
 
         if (Path(output_dir) / "config.json").is_file():
             return cls.load(output_dir)
@@ -95,7 +97,6 @@ class SelfRationalizer:
     @classmethod
     def load(cls, directory: str | os.PathLike) -> SelfRationalizer:
         """A saved F (``save_pretrained`` layout, as any evaluator)."""
-        from larev_hf.modeling import load_evaluator
 
         model, tokenizer = load_evaluator(directory, device="cpu")
         return cls(model, tokenizer)
@@ -106,8 +107,6 @@ class SelfRationalizer:
         one of the record's ``choices``. ``label_decoding``: ``"generate"`` (greedy decoding of the whole output, a
         label that is no choice repaired) or ``"score"`` (ŷ = the choice c maximising log p("c explanation:" | x),
         :meth:`score_labels`; r̂ greedy after the forced prefix "ŷ explanation:", nothing to repair)."""
-        from larev_hf.modeling.generation import generate_texts
-        from larev_hf.modeling.templates import task_text
 
         check_label_decoding(label_decoding)
         if label_decoding == "score":
@@ -125,7 +124,6 @@ class SelfRationalizer:
                      batch_size: int = 64) -> list[str]:
         """The record's choice c whose output prefix ``"c explanation:"`` F finds most probable given each input
         (rank classification over the choices, summed token log-probabilities, no end-of-sequence token)."""
-        from larev_hf.modeling.scoring import predict_choices
 
         prefixes = [[f"{c}{SEPARATOR}".rstrip() for c in r["choices"]] for r in records]
         best = predict_choices(self.model, self.tokenizer, inputs, prefixes, batch_size=batch_size,
@@ -136,8 +134,6 @@ class SelfRationalizer:
                             max_new_tokens: int = 64) -> list[str]:
         """F's decoded outputs (``"{label} explanation: {rationale}"``) with each record's label prefix forced
         (:func:`decoder_prefix_ids`)."""
-        from larev_hf.modeling.generation import generate_texts
-        from larev_hf.modeling.templates import task_text
 
         prefixes = {label: decoder_prefix_ids(self.model, self.tokenizer, label) for label in dict.fromkeys(labels)}
         return generate_texts(self.model, self.tokenizer, [task_text(r) for r in records], batch_size=batch_size,

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from typing import Any
 
 import numpy as np
+from scipy.stats import kendalltau
 
 from larev_hf.frame.library import LIBRARY_COLUMNS, PERCENT_UNITS, aggregate_library, library_seed_results
 from larev_hf.frame.meta_metrics import (
@@ -26,6 +27,8 @@ from larev_hf.frame.meta_metrics import (
 from larev_hf.frame.seeds import aggregate_seeds, seed_results
 from larev_hf.frame.variants import BASE, rationale_types
 from larev_hf.io import read_json, read_jsonl, write_json, write_text
+from larev_hf.methods import get_method
+from larev_hf.report import markdown_table, save_figure
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -46,7 +49,6 @@ def format_cell(entry: Mapping[str, Any], n_seeds: int, marks: str = "") -> str:
 def render_frame_markdown(report: Mapping[str, Any]) -> str:
     """FRAME's tables 1-3 (rows: metrics; columns: meta-metrics, mean ± std over the seeds, and the NRG), F's
     accuracies, Φ(ŷ) per variant of F, the accuracies behind Φ, the notes and the stage times."""
-    from larev_hf.report import markdown_table
 
     seeds = report["seeds"]
     stand_ins = report["stand_ins"]
@@ -130,7 +132,6 @@ def paper_comparison(report: Mapping[str, Any]) -> dict[str, Any] | None:
     per meta-metric the four RLC metrics' values on both sides, whether each sign agrees and Kendall's τ-b of their
     order (scipy); per table the metric the NRG ranks first on both sides (table 3: the paper's printed NRG is that
     of its first two columns, compared with our "NRG (A, B)"). None when the dataset or the metrics differ."""
-    from scipy.stats import kendalltau
 
     key = PAPER_DATASETS.get(report["dataset"])
     metrics = list(METRIC_NAMES)
@@ -159,7 +160,6 @@ def paper_comparison(report: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def render_paper_comparison(comparison: Mapping[str, Any]) -> list[str]:
     """The markdown lines of :func:`paper_comparison`."""
-    from larev_hf.report import markdown_table
 
     names = [METRIC_NAMES[m] for m in METRIC_NAMES]
     rows = []
@@ -183,7 +183,6 @@ def render_paper_comparison(comparison: Mapping[str, Any]) -> list[str]:
 
 def render_library_table(library: Mapping[str, Any], axiom: str) -> list[str]:
     """The markdown lines of the library metrics' rows of one axiom's table."""
-    from larev_hf.report import markdown_table
 
     n_seeds = len(library["seeds"])
     columns = LIBRARY_COLUMNS[axiom]
@@ -212,7 +211,6 @@ def plot_axioms(report: Mapping[str, Any], path: str | os.PathLike) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from larev_hf.report import save_figure
 
     axioms = list(report["tables"])
     metrics = list(report["metrics"])
@@ -262,7 +260,6 @@ def seed_report(run: Any, seed: int) -> dict[str, Any]:
 
 def library_report(run: Any, seeds: Sequence[int]) -> dict[str, Any]:
     """The library metrics' rows of tables 1-3 over the seeds whose ``library`` stage has finished."""
-    from larev_hf.methods import get_method
 
     s = run.settings
     variants, factors = run.plan()

@@ -61,7 +61,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from larev_hf.data.loaders import source_files
 from larev_hf.explain.run_dir import DatasetRunDirectory
+from larev_hf.explain.task_model import SelfRationalizer
 from larev_hf.frame.meta_metrics import METRIC_NAMES
 from larev_hf.frame.report import fmt, write_frame_report
 from larev_hf.frame.settings import FRAME_METRICS, FrameSettings
@@ -69,6 +71,12 @@ from larev_hf.frame.simulators import SimulatorPair, check_h_rationales
 from larev_hf.frame.stages import frame_stages
 from larev_hf.frame.variants import BASE, Variant, rationale_texts, rationale_types, variant_plan
 from larev_hf.io import file_sha256, read_json, read_jsonl
+from larev_hf.methods import get_method
+from larev_hf.methods.settings import field_values
+from larev_hf.modeling import check_backbone
+from larev_hf.modeling.presets import is_pretrained
+from larev_hf.pipeline import Run
+from larev_hf.training import TrainSettings
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +93,6 @@ class FrameRun(DatasetRunDirectory):
     # ------------------------------------------------------------------ inputs
     def check(self) -> None:
         """Refuse bad settings before anything is written."""
-        from larev_hf.modeling import check_backbone
 
         s = self.settings
         self.check_data_dir()
@@ -125,9 +132,6 @@ class FrameRun(DatasetRunDirectory):
         return self._cache["plan"]
 
     def train_settings(self, backbone: str, seed: int) -> Any:
-        from larev_hf.modeling.presets import is_pretrained
-        from larev_hf.training import TrainSettings
-
         # --learning-rate is for the pretrained simulators; a random-init one keeps its preset's (FrameSettings)
         return TrainSettings.for_backbone(backbone, learning_rate=self.settings.learning_rate if is_pretrained(
             backbone) else None, num_train_epochs=self.settings.num_train_epochs, seed=seed, progress=self.progress)
@@ -148,8 +152,6 @@ class FrameRun(DatasetRunDirectory):
         if self.settings.library_run is None:
             return None
         if "library_run" not in self._cache:
-            from larev_hf.pipeline import Run
-
             self._cache["library_run"] = Run.load(self.settings.library_run, progress=False)
         return self._cache["library_run"]
 
@@ -158,7 +160,6 @@ class FrameRun(DatasetRunDirectory):
         that has a pointwise score (none without ``--library-run``)."""
         if "library_methods" in self._cache:
             return self._cache["library_methods"]
-        from larev_hf.methods import get_method
 
         run = self.library_run()
         if run is None:
@@ -209,8 +210,6 @@ class FrameRun(DatasetRunDirectory):
     # ------------------------------------------------------------------ what the stages read
     def simulator_pair(self, metric: str, variant: str, seed: int) -> SimulatorPair:
         if metric == "f_gold":
-            from larev_hf.explain.task_model import SelfRationalizer
-
             return SimulatorPair.of_task_model(SelfRationalizer.load(self.task_model_dir(variant, seed)),
                                                label_decoding=self.label_decoding())
         return SimulatorPair.load(metric, self.simulator_dir(metric, variant, seed))
@@ -240,13 +239,10 @@ class FrameRun(DatasetRunDirectory):
                     path.unlink(missing_ok=True)
 
     def inputs(self) -> dict[str, Any]:
-        from larev_hf.data.loaders import source_files
-
         s = self.settings
         files = source_files(s.dataset, s.data_dir, ("train", "test"))
         out: dict[str, Any] = {"data": {split: file_sha256(p) if p else None for split, p in files.items()}}
         if (run := self.library_run()) is not None:  # the library run's trained models: retraining one rescores
-            from larev_hf.methods import get_method
 
             methods = self.library_methods()
             markers = {m: [read_json(run.runner.marker(view.stage_name(stage.name))) for view in run.scoring_views(m)
@@ -263,7 +259,6 @@ class FrameRun(DatasetRunDirectory):
 # ---------------------------------------------------------------------- CLI entry
 def frame_main(args: Any, progress: bool) -> int:
     """``larev-hf frame``: run (or resume) FRAME on one dataset and print the NRG row of each table."""
-    from larev_hf.methods.settings import field_values
 
     run = FrameRun(FrameSettings(**field_values(FrameSettings, args)), args.output_dir, progress)
     report = run.execute()

@@ -13,8 +13,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from transformers import AutoTokenizer
+
+from larev_hf.explain.choices import augmented_input, choice_log_probs
+from larev_hf.explain.task_model import SelfRationalizer, check_label_decoding, parse_outputs
 from larev_hf.frame.meta_metrics import accuracy, phi
 from larev_hf.meta.family_registry import example_rng
+from larev_hf.modeling import build_model, build_tokenizer, load_evaluator
+from larev_hf.modeling.generation import generate_texts
+from larev_hf.modeling.templates import task_text
+from larev_hf.training import TrainSettings, train_seq2seq
 
 #: Tokens F may generate for a label alone (its label comes before the separator; the rationale is not needed).
 LABEL_TOKENS = 24
@@ -27,8 +35,6 @@ def generate_labels(model: Any, tokenizer: Any, inputs: Sequence[str], records: 
     :meth:`~larev_hf.explain.task_model.SelfRationalizer.predict`), parsed and repaired to the nearest of the record's
     choices, or (``label_decoding="score"``) ranked over the choices
     (:meth:`~larev_hf.explain.task_model.SelfRationalizer.score_labels`, never repaired)."""
-    from larev_hf.explain.task_model import SelfRationalizer, check_label_decoding, parse_outputs
-    from larev_hf.modeling.generation import generate_texts
 
     check_label_decoding(label_decoding)
     if label_decoding == "score":
@@ -100,10 +106,6 @@ class SimulatorPair:
         """Train G on x → target and H on x ⊕ r → target into ``directory/{G,H}`` (one tokenizer,
         ``directory/tokenizer``; both from the same initial weights); a finished model is kept. H's r per record is
         drawn from ``h_rationales`` (:func:`h_training_rationales`): the gold ṙ, the target label, or both."""
-        from larev_hf.explain.choices import augmented_input
-        from larev_hf.modeling import build_model, build_tokenizer
-        from larev_hf.modeling.templates import task_text
-        from larev_hf.training import TrainSettings, train_seq2seq
 
         targets = list(targets)
         if len(targets) != len(records):
@@ -112,8 +114,6 @@ class SimulatorPair:
         settings = settings or TrainSettings(seed=seed, progress=False)
         tokenizer_dir = directory / "tokenizer"
         if (tokenizer_dir / "tokenizer_config.json").is_file():
-            from transformers import AutoTokenizer
-
             tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
         else:
             texts = [task_text(r) for r in records] + [r["rationale"] for r in records]
@@ -132,7 +132,6 @@ class SimulatorPair:
     @classmethod
     def load(cls, metric: str, directory: str | os.PathLike, device: str | None = None) -> SimulatorPair:
         """A trained pair saved by :meth:`train`."""
-        from larev_hf.modeling import load_evaluator
 
         control, tokenizer = load_evaluator(Path(directory) / "G", device=device)
         treatment, _ = load_evaluator(Path(directory) / "H", device=device)
@@ -145,21 +144,18 @@ class SimulatorPair:
             labels, self.last_repaired = generate_labels(model, self.tokenizer, inputs, records, self.batch_size,
                                                          label_decoding=self.label_decoding)
             return labels
-        from larev_hf.explain.choices import choice_log_probs
 
         return choice_log_probs(model, self.tokenizer, inputs, records, targets, self.batch_size)[1]
 
     def control_predictions(self, records: Sequence[Mapping[str, Any]],
                             targets: Sequence[str] | None = None) -> list[str]:
         """G's label for each x."""
-        from larev_hf.modeling.templates import task_text
 
         return self.predict(self.control, [task_text(r) for r in records], records, targets)
 
     def treatment_predictions(self, records: Sequence[Mapping[str, Any]], rationales: Sequence[str],
                               targets: Sequence[str] | None = None) -> list[str]:
         """H's label for each x ⊕ r."""
-        from larev_hf.explain.choices import augmented_input
 
         inputs = [augmented_input(r, t) for r, t in zip(records, rationales, strict=True)]
         return self.predict(self.treatment, inputs, records, targets)

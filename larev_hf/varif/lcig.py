@@ -42,8 +42,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from transformers import AutoTokenizer
 
 from larev_hf.explain.choices import augmented_input, choice_log_probs
+from larev_hf.io import read_jsonl, write_jsonl
+from larev_hf.leakage.attribution import IGSettings, integrated_gradients_word_scores
+from larev_hf.leakage.environments import mask_token_of
+from larev_hf.modeling import build_model, build_tokenizer, load_evaluator
+from larev_hf.modeling.templates import task_text
+from larev_hf.training import TrainSettings, train_seq2seq
 
 #: Inflections of the NLI label names masked with them (the "keyword safety mask" of §3.2 Step B).
 LABEL_FORMS: dict[str, tuple[str, ...]] = {
@@ -122,8 +129,6 @@ def mask_rationales(detector: Any, tokenizer: Any, records: Sequence[Mapping[str
 
     Returns per rationale ``{"masked": r⁻, "masked_words": [...], "n_label_strings": k}``.
     """
-    from larev_hf.leakage.attribution import IGSettings, integrated_gradients_word_scores
-    from larev_hf.leakage.environments import mask_token_of
 
     settings = settings or MaskSettings()
     labels = [r["label"] for r in records] if labels is None else list(labels)
@@ -164,8 +169,6 @@ class LCIG:
 
     def __init__(self, directory: str | os.PathLike, mask_settings: MaskSettings | None = None,
                  batch_size: int = 64) -> None:
-        from larev_hf.modeling import load_evaluator
-
         self.dir = Path(directory)
         self.mask_settings = mask_settings or MaskSettings()
         self.batch_size = batch_size
@@ -185,9 +188,6 @@ class LCIG:
         (x ⊕ ∅ → y, a seeded draw), so that they fall back to p(y | x) when a rationale says nothing instead of
         reading an out-of-distribution text; 0 is the proposal's h₁, trained on gold rationales only (docs/varif.md).
         """
-        from larev_hf.modeling import build_model, build_tokenizer, load_evaluator
-        from larev_hf.modeling.templates import task_text
-        from larev_hf.training import TrainSettings, train_seq2seq
 
         directory = Path(directory)
         settings = settings or TrainSettings(progress=progress)
@@ -195,8 +195,6 @@ class LCIG:
         texts = [task_text(r) for r in records] + [r["rationale"] for r in records]
         tokenizer_dir = directory / "tokenizer"
         if (tokenizer_dir / "tokenizer_config.json").is_file():
-            from transformers import AutoTokenizer
-
             tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
         else:
             tokenizer = build_tokenizer(backbone, texts)
@@ -221,12 +219,8 @@ class LCIG:
         if not (directory / "h1" / "config.json").is_file():
             masks_path = directory / "train_masks.jsonl"
             if masks_path.is_file():
-                from larev_hf.io import read_jsonl
-
                 masked = [row["masked"] for _, row in read_jsonl(masks_path)]
             else:
-                from larev_hf.io import write_jsonl
-
                 rows = mask_rationales(detector, tokenizer, records, [r["rationale"] for r in records],
                                        settings=mask_settings, progress=progress)
                 write_jsonl(masks_path, [{"id": r["id"], **row} for r, row in zip(records, rows, strict=True)])
@@ -243,7 +237,6 @@ class LCIG:
         ``base`` (log p₀(y | x), shared by every method on the same records) is computed when not given.
         """
         labels = [r["label"] for r in records] if labels is None else list(labels)
-        from larev_hf.modeling.templates import task_text
 
         def log_p(name: str, inputs: Sequence[str]) -> tuple[np.ndarray, list[str]]:
             return choice_log_probs(self.models[name], self.tokenizer, inputs, records, labels, self.batch_size,
@@ -269,7 +262,6 @@ class LCIG:
 
     def base_log_probs(self, records: Sequence[Mapping[str, Any]], progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """log p₀(y | x) per record and whether h₀ predicts y."""
-        from larev_hf.modeling.templates import task_text
 
         values, predicted = choice_log_probs(self.models["h0"], self.tokenizer, [task_text(r) for r in records], records,
                                              batch_size=self.batch_size, progress=progress)

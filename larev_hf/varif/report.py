@@ -11,6 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from larev_hf.report import markdown_table, save_figure
+from larev_hf.scores.stats import bootstrap_ci
+from larev_hf.varif.measures import hypervolume_2d, pareto_front, transform_informativeness, varif_scores
 from larev_hf.varif.settings import VarifSettings
 
 #: The methods VARIF §6 H5 orders, best first; the last group ties ({A, B, C}).
@@ -24,8 +27,6 @@ def summarize_varif(scores: Mapping[str, Sequence[Mapping[str, Any]]], base: Seq
                     settings: VarifSettings) -> dict[str, Any]:
     """Per method the means (with bootstrap 95% intervals) of R, I, I unmasked, Ĩ, S, H and VARIF, the detector's
     accuracy on r and r⁻; the (R, Ĩ) frontier and its hypervolume; the hypotheses H1, H2, H5."""
-    from larev_hf.scores.stats import bootstrap_ci
-    from larev_hf.varif.measures import hypervolume_2d, pareto_front, transform_informativeness, varif_scores
 
     def mean_ci(values: np.ndarray) -> dict[str, Any]:
         kept = values[np.isfinite(values)]
@@ -128,7 +129,6 @@ def _cell(entry: Mapping[str, Any], digits: int = 3) -> str:
 
 def render_varif_markdown(report: Mapping[str, Any]) -> str:
     """The VARIF report: the method table, the frontier, the hypotheses, the judge and the stage times."""
-    from larev_hf.report import markdown_table
 
     methods = report["methods"]
     order = sorted(methods, key=lambda n: -(methods[n]["VARIF"]["mean"] if methods[n]["VARIF"]["mean"] is not None
@@ -176,7 +176,6 @@ def plot_frontier(report: Mapping[str, Any], path: str | os.PathLike) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from larev_hf.report import save_figure
 
     methods = report["methods"]
     fig, ax = plt.subplots(figsize=(7.2, 5.0))

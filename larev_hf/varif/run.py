@@ -31,10 +31,20 @@ from typing import Any
 
 import numpy as np
 
+from larev_hf.data import load_examples
+from larev_hf.data.loaders import source_files
+from larev_hf.explain.generators import build_generator, raw_input_text
+from larev_hf.explain.nli import NLIJudge, train_nli_judge
 from larev_hf.explain.run_dir import DatasetRunDirectory
+from larev_hf.explain.task_model import SelfRationalizer
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
+from larev_hf.training import TrainSettings
+from larev_hf.varif.lcig import LCIG, MaskSettings
+from larev_hf.varif.measures import identity_aware, robustness
+from larev_hf.varif.perturb import hf_paraphraser, perturb_records
 from larev_hf.varif.report import plot_frontier, render_varif_markdown, summarize_varif
 from larev_hf.varif.settings import VarifSettings
+from larev_hf.varif.specificity import SentenceEmbedder, input_text, other_inputs, specificity_scores
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +89,6 @@ class VarifRun(DatasetRunDirectory):
         for spec in s.generators:
             if "jsonl:" in spec and not Path(spec.split("jsonl:", 1)[1]).is_file():
                 raise FileNotFoundError(f"--generators {spec}: no such file")
-        from larev_hf.explain.generators import build_generator
 
         for spec in s.generators:  # an unknown spec raises listing the accepted forms
             if not spec.startswith("self_rationalizer"):
@@ -90,16 +99,11 @@ class VarifRun(DatasetRunDirectory):
         return s.nli_data_dir or (s.data_dir if s.dataset == "esnli" else None)
 
     def train_settings(self) -> Any:
-        from larev_hf.training import TrainSettings
-
         return TrainSettings.for_backbone(self.settings.backbone, num_train_epochs=self.settings.num_train_epochs,
                                           seed=self.settings.seed, progress=self.progress)
 
     # ------------------------------------------------------------------ stages
     def stage_nli(self) -> None:
-        from larev_hf.data import load_examples
-        from larev_hf.explain.nli import train_nli_judge
-
         source = self.nli_data_dir()
         train = list(load_examples("esnli", source, "train", max_examples=self.settings.nli_train_examples))
         test = list(load_examples("esnli", source, "test", max_examples=self.settings.nli_eval_examples))
@@ -108,20 +112,14 @@ class VarifRun(DatasetRunDirectory):
 
     def judge(self) -> Any:
         if "judge" not in self._cache:
-            from larev_hf.explain.nli import NLIJudge
-
             self._cache["judge"] = NLIJudge.from_pretrained(self.settings.nli_model or str(self.dir / "models" / "nli"))
         return self._cache["judge"]
 
     def stage_self_rationalizer(self) -> None:
-        from larev_hf.explain.task_model import SelfRationalizer
-
         SelfRationalizer.train(self.records("train"), self.dir / "models" / "self_rationalizer",
                                backbone=self.settings.backbone, settings=self.train_settings(), seed=self.settings.seed)
 
     def stage_perturb(self) -> None:
-        from larev_hf.varif.perturb import hf_paraphraser, perturb_records
-
         s = self.settings
         paraphrase = None if s.paraphraser == "rules" else hf_paraphraser(s.paraphraser, seed=s.seed,
                                                                           num_return_sequences=s.k_paraphrases)
@@ -131,15 +129,11 @@ class VarifRun(DatasetRunDirectory):
         write_json(self.dir / "perturb_stats.json", {"paraphraser": s.paraphraser, **stats})
 
     def mask_settings(self) -> Any:
-        from larev_hf.varif.lcig import MaskSettings
-
         s = self.settings
         return MaskSettings(mask_share=s.mask_share, max_masked=s.max_masked, ig_labels=s.ig_labels,
                             ig_steps=s.ig_steps)
 
     def stage_lcig(self) -> None:
-        from larev_hf.varif.lcig import LCIG
-
         lcig = LCIG.train(self.records("train"), self.dir / "models" / "lcig", backbone=self.settings.backbone,
                           settings=self.train_settings(), mask_settings=self.mask_settings(), progress=self.progress,
                           null_rationales=self.settings.h1_null_rationales)
@@ -150,15 +144,10 @@ class VarifRun(DatasetRunDirectory):
 
     def lcig(self) -> Any:
         if "lcig" not in self._cache:
-            from larev_hf.varif.lcig import LCIG
-
             self._cache["lcig"] = LCIG(self.dir / "models" / "lcig", self.mask_settings())
         return self._cache["lcig"]
 
     def generator(self, spec: str) -> Any:
-        from larev_hf.explain.generators import build_generator, raw_input_text
-        from larev_hf.explain.task_model import SelfRationalizer
-
         model = None
         if spec.startswith("self_rationalizer"):
             model = SelfRationalizer.load(self.dir / "models" / "self_rationalizer")
@@ -168,8 +157,6 @@ class VarifRun(DatasetRunDirectory):
     def embeddings(self) -> tuple[Any, np.ndarray, np.ndarray]:
         """The embedder, the test inputs' embeddings and the M other inputs of each example (one draw per run)."""
         if "embeddings" not in self._cache:
-            from larev_hf.varif.specificity import SentenceEmbedder, input_text, other_inputs
-
             embedder = SentenceEmbedder()
             test = self.records("test")
             self._cache["embeddings"] = (embedder, embedder.encode([input_text(r) for r in test]),
@@ -178,8 +165,6 @@ class VarifRun(DatasetRunDirectory):
 
     def stage_generator(self, spec: str) -> None:
         """One method: explanations, R, LC-IG and S per test example."""
-        from larev_hf.varif.measures import identity_aware, robustness
-        from larev_hf.varif.specificity import specificity_scores
 
         name, test = generator_name(spec), self.records("test")
         generator = self.generator(spec)
@@ -226,7 +211,6 @@ class VarifRun(DatasetRunDirectory):
 
     def inputs(self) -> dict[str, Any]:
         """External inputs per stage: the data files (``data``) and a user's JSONL rationales (its generator)."""
-        from larev_hf.data.loaders import source_files
 
         s = self.settings
         files = source_files(s.dataset, s.data_dir, ("train", "test"))
