@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from larev_hf.io import DataError, where
+from larev_hf.modeling.scoring import choice_scores
+from larev_hf.modeling.templates import task_text
 
 #: The encoder text of a reader of x ⊕ r: the task input, then the rationale (RoRA's eq. 7 layout).
 RATIONALE_SEPARATOR = " rationale: "
@@ -21,7 +23,6 @@ RATIONALE_SEPARATOR = " rationale: "
 
 def augmented_input(record: Mapping[str, Any], rationale: str) -> str:
     """The encoder text x ⊕ r (LC-IG's h₁, FRAME's H)."""
-    from larev_hf.modeling.templates import task_text
 
     return f"{task_text(record)}{RATIONALE_SEPARATOR}{rationale.strip()}"
 
@@ -33,7 +34,6 @@ def choice_log_probs(model: Any, tokenizer: Any, inputs: Sequence[str], records:
     log-probabilities, :func:`~larev_hf.modeling.score_labels`), and the most probable choice, per input."""
     from scipy.special import logsumexp
 
-    from larev_hf.modeling.scoring import choice_scores
 
     labels = [r["label"] for r in records] if labels is None else list(labels)
     rows = choice_scores(model, tokenizer, inputs, [list(r["choices"]) for r in records], batch_size=batch_size,

@@ -27,9 +27,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from larev_hf.explain.task_model import parse_self_rationalization
 from larev_hf.io import DataError, read_jsonl, where
 from larev_hf.meta.family_registry import example_rng
 from larev_hf.meta.suite import FAMILIES, TEMPLATES
+from larev_hf.modeling import resolve_device
+from larev_hf.modeling.generation import generate_texts
+from larev_hf.modeling.templates import task_text
 
 __all__ = ["ExplanationGenerator", "GoldGenerator", "JsonlGenerator", "RandomKGenerator",
            "SelfRationalizerGenerator", "TemplateGenerator", "Text2TextGenerator", "TfidfTopKGenerator",
@@ -386,8 +390,6 @@ class SelfRationalizerGenerator:
                                               max_new_tokens=self.max_new_tokens)
 
     def explain(self, records: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> list[str]:
-        from larev_hf.explain.task_model import parse_self_rationalization
-
         if self.unconditional:
             resolve_labels(records, labels)
             predictions = self.model.predict(records, batch_size=self.batch_size, max_new_tokens=self.max_new_tokens)
@@ -403,7 +405,6 @@ class SelfRationalizerGenerator:
 def build_prompt(prompt: str, record: Mapping[str, Any], label: str) -> str:
     """``prompt`` with ``{input}`` = task_text(record) and ``{label}`` = ``label`` filled in one pass (other braces,
     and braces inside the input, are left as they are)."""
-    from larev_hf.modeling.templates import task_text
 
     values = {"input": task_text(record), "label": label}
     return _PROMPT_FIELD.sub(lambda match: values[match.group(1)], prompt)
@@ -434,7 +435,6 @@ class Text2TextGenerator:
             return
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-        from larev_hf.modeling import resolve_device
 
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_name_or_path)
@@ -446,8 +446,6 @@ class Text2TextGenerator:
         self.model = model.to(resolve_device(self.device)).eval()
 
     def explain(self, records: Sequence[Mapping[str, Any]], labels: Sequence[str] | None = None) -> list[str]:
-        from larev_hf.modeling.generation import generate_texts
-
         labels = resolve_labels(records, labels)
         self._load()
         prompts = [build_prompt(self.prompt, record, label) for record, label in zip(records, labels, strict=True)]

@@ -45,6 +45,9 @@ from larev_hf.frame.meta_metrics import (
     seed_summary,
 )
 from larev_hf.io import write_jsonl
+from larev_hf.meta.suite import label_baselines
+from larev_hf.methods import get_method
+from larev_hf.scores.stats import bootstrap_ci
 
 #: The columns of the library metrics' rows in tables 1-3 (FRAME's, with the MAR margin for MAR).
 LIBRARY_COLUMNS: dict[str, list[tuple[str, str]]] = {
@@ -60,7 +63,6 @@ def library_records(records: Sequence[Mapping[str, Any]], ids: Sequence[str], la
                     builder: Any) -> list[dict[str, Any]]:
     """The records of ``ids`` (from a run's split, ``records``) with ``label`` set to F's ``labels`` and the baseline
     b rebuilt for that label where it is not the gold one; an id the run lacks raises naming it."""
-    from larev_hf.meta.suite import label_baselines
 
     by_id = {record["id"]: record for record in records}
     missing = [i for i in ids if i not in by_id]
@@ -83,7 +85,6 @@ def library_seed_meta(rows_by_variant: Mapping[str, Sequence[Mapping[str, Any]]]
                       scale: float = 1.0) -> dict[str, Any]:
     """One library metric's Φ_m per variant and rationale, its meta-metrics and notes for one seed, from its scored
     rows (variant → rows ``{id, gold, target, scores: {rationale type: s_m}}``); ``scale`` multiplies every score."""
-    from larev_hf.scores.stats import bootstrap_ci
 
     phis = {variant: {kind: scale * float(np.mean([row["scores"][kind] for row in rows])) for kind in rows[0]["scores"]}
             for variant, rows in rows_by_variant.items()}
@@ -137,7 +138,6 @@ def score_library_variant(run: Any, methods: Sequence[str], records: Sequence[Ma
     """Score ``rationales`` (type → one text per record) with each of ``methods``' pointwise scores on ``records``
     (:func:`library_records`: labels ŷ, baselines for ŷ) and write ``paths[method]`` (``{id, gold, target, scores:
     {type: s_m}}`` per record); the methods share one pass's common terms; a file already written is kept."""
-    from larev_hf.methods import get_method
 
     shared: dict[str, Any] = {}
     for name in methods:

@@ -27,6 +27,7 @@ from larev_hf.frame.meta_metrics import (
     seed_summary,
 )
 from larev_hf.frame.variants import BASE
+from larev_hf.scores.stats import bootstrap_ci
 
 
 def axiom_nrg(meta: Mapping[str, Mapping[str, Any]], axiom: str, columns: Sequence[str] | None = None) -> dict[str, Any]:
@@ -42,7 +43,6 @@ def seed_results(evaluations: Mapping[str, Mapping[str, Sequence[Mapping[str, An
                  n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """One seed's accuracies, Φ and meta-metrics per metric, and each axiom's NRG, from the evaluation rows
     (metric → variant → rows ``{id, gold, target, control, treatment: {type: label}}``)."""
-    from larev_hf.scores.stats import bootstrap_ci
 
     metrics: dict[str, Any] = {}
     for metric, by_variant in evaluations.items():

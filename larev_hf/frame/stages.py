@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from larev_hf.explain.run_dir import DatasetRunDirectory
+from larev_hf.explain.task_model import SelfRationalizer
+from larev_hf.frame.library import library_records, score_library_variant
 from larev_hf.frame.meta_metrics import accuracy, noisy_labels
 from larev_hf.frame.simulators import SimulatorPair, generate_labels
 from larev_hf.frame.variants import BASE, Variant, train_subset
 from larev_hf.io import write_json, write_jsonl
 from larev_hf.meta.family_registry import example_rng
+from larev_hf.modeling.templates import task_text
 
 
 @dataclass(frozen=True)
@@ -32,8 +35,6 @@ class FrameStage:
 def train_task_model(run: Any, variant: Variant, seed: int) -> None:
     """F of one variant: trained (on a share of the split, or on noisy labels, or at another size), then its
     labels on the train and test splits (and, for ``base``, its test rationales r̂)."""
-    from larev_hf.explain.task_model import SelfRationalizer
-    from larev_hf.modeling.templates import task_text
 
     train, test = run.records("train"), run.records("test")
     subset = train_subset(train, variant.train_share, seed)
@@ -121,7 +122,6 @@ def predict_axioms(run: Any, seed: int) -> None:
 def score_library(run: Any, seed: int) -> None:
     """The library metrics' pointwise scores of every rationale the axioms need, with F's labels ŷ of each
     variant as the labels scored (:mod:`larev_hf.frame.library`)."""
-    from larev_hf.frame.library import library_records, score_library_variant
     from larev_hf.pipeline import baseline_builder_from_spec
 
     library, columns = run.library_run(), run.library_columns()

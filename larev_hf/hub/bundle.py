@@ -3,7 +3,6 @@
 A bundle holds everything needed to score new rationales with a method's trained evaluators (REV, LAREV, RoRA or
 any registered method with model roles) without the training run. Like SetFit's ``config_setfit.json``, a small
 JSON file at the root names everything else::
-
     bundle/
       config_larev.json   method, task, label set, input format, reduction, the baseline
                           builder's settings, the model directories, file checksums and the
@@ -42,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from larev_hf import __version__
-from larev_hf.data.baselines import baseline_builder_from_config
+from larev_hf.data.baselines import TemplateBaselineBuilder, baseline_builder_from_config
 from larev_hf.hub.config import (
     CONFIG_NAME,
     MODEL_CARD_NAME,
@@ -59,10 +58,12 @@ from larev_hf.hub.files import (
     verify_checksums,
 )
 from larev_hf.hub.inputs import build_records
+from larev_hf.hub.model_card import make_model_card
 from larev_hf.hub.scoring import BundleScores, calibrated_scores, ensemble_mean
 from larev_hf.hub.trust import assess, chance_level, label_offsets
 from larev_hf.io import DataError, read_json, read_jsonl, shareable, write_json, write_text
 from larev_hf.methods import Method, exportable_methods, get_method
+from larev_hf.modeling import load_evaluator
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi, ModelCard
@@ -91,7 +92,6 @@ class EvaluatorBundle:
         device (`str`, *optional*): where to put the models (defaults to CUDA when available).
 
     Example:
-
     ```python
     >>> bundle = EvaluatorBundle.from_run("runs/esnli", "larev")  # doctest: +SKIP
     >>> bundle.save_pretrained("bundles/larev-esnli")  # doctest: +SKIP
@@ -234,7 +234,6 @@ class EvaluatorBundle:
                 builder for REV and LAREV, none for RoRA.
             device (`str`, *optional*): where ``score`` puts the models.
         """
-        from larev_hf.data.baselines import TemplateBaselineBuilder
 
         spec = _exportable(method)
         if set(models) != set(spec.roles):
@@ -301,7 +300,6 @@ class EvaluatorBundle:
     # ------------------------------------------------------------------ saving
     def model_card(self, repo_id: str | None = None) -> ModelCard:
         """The README.md model card (see :mod:`larev_hf.model_card`)."""
-        from larev_hf.hub.model_card import make_model_card
 
         return make_model_card(self, repo_id)
 
@@ -387,7 +385,6 @@ class EvaluatorBundle:
         """The evaluator of ``role`` (``"baseline"`` or ``"rationale"``) — of evaluator ``seed`` in an ensemble bundle
         (default: the first) — loaded on first use with :func:`larev_hf.modeling.load_evaluator` (full checkpoints and
         LoRA adapters alike)."""
-        from larev_hf.modeling import load_evaluator
 
         if role not in self.config.models:
             raise KeyError(f"role {role!r}: a {self.config.method} bundle has the roles {sorted(self.config.models)}")

@@ -19,6 +19,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from larev_hf.hub.trust import Trust
 from larev_hf.io import read_json
 from larev_hf.methods import get_method
+from larev_hf.modeling import is_preset
 from larev_hf.report import separation_title, variant_title
 
 #: What the card reads of a bundle (:class:`larev_hf.hub.EvaluatorBundle`: ``config``, ``report``, ``spec``,
@@ -186,6 +187,4 @@ def _larev_weights(bundle: EvaluatorBundle) -> dict[str, object]:
 
 
 def _is_preset(backbone: str) -> bool:
-    from larev_hf.modeling import is_preset
-
     return is_preset(backbone)

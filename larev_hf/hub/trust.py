@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from larev_hf.io import read_jsonl
+
 #: The gold-rationale accuracy below which per-explanation scores are refused (the measured curve, module docstring).
 MIN_GOLD_ACCURACY = 0.80
 #: What the refusal tells the user about training.
@@ -84,7 +86,6 @@ def label_offsets(score_files: Sequence[str | os.PathLike], method: str) -> dict
     """The mean gold score of each label on the run's own test split (over every evaluator seed's
     ``scores/test_scores.jsonl``): the per-label offset a label-centred score removes (issue 33; computed on the
     evaluator's held-out data, never on a user's explanations). ``None`` when no file holds ``<method>/gold``."""
-    from larev_hf.io import read_jsonl
 
     by_label: dict[str, list[float]] = {}
     for path in score_files:

@@ -12,6 +12,7 @@ import random
 from typing import Protocol
 
 from larev_hf.data.baselines import label_verbalization as gold_verbalization
+from larev_hf.modeling.backbones import resolve_device
 
 ANTONYMS = {
     "implies": "contradicts", "contradicts": "implies", "entails": "contradicts", "means": "denies", "suggests": "denies",
@@ -85,7 +86,6 @@ class HFRewriter:
     def __init__(self, model_name_or_path: str, max_new_tokens: int = 64, device: str | None = None, seed: int = 0) -> None:
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-        from larev_hf.modeling.backbones import resolve_device
 
         self.name = model_name_or_path
         self.tokenizer = AutoTokenizer.from_pretrained(model_name_or_path)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from larev_hf.hub import EvaluatorBundle
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
 from larev_hf.meta.seeds import render_seed_aucs, seed_aucs
 from larev_hf.meta.settings import DEFAULT_FAMILIES, FAMILY_LETTERS, REFERENCE, MetaSettings
@@ -424,7 +425,6 @@ def meta_evaluate(run_dir: str | os.PathLike, output_dir: str | os.PathLike | No
     ``max_examples``, ``n_boot``). Returns the ``meta_report.json`` content.
 
     Example::
-
         from larev_hf.meta import meta_evaluate
         report = meta_evaluate("runs/esnli", families=["gold", "vacuous", "leak"])
         report["methods"]["larev"]["families"]["leak"]["auc"]
@@ -449,7 +449,6 @@ def meta_evaluate_bundles(bundles: Mapping[str, Any], records: Sequence[Mapping[
     Each bundle builds the baselines b it needs with its own builder, row by row (label swaps included), so this
     path costs more than :class:`MetaEvaluation`'s shared passes. Returns the ``meta_report.json`` content.
     """
-    from larev_hf.hub import EvaluatorBundle
 
     output_dir = Path(output_dir)
     names = [REFERENCE, *(f for f in (families or DEFAULT_FAMILIES) if f != REFERENCE)]

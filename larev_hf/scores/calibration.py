@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from larev_hf.io import write_json
+
 #: Features entered on a log scale (a long explanation is not linearly better or worse).
 LOG_FEATURES = frozenset({"length"})
 #: Inverse L2 strengths tried by the instance-grouped cross-validation.
@@ -92,8 +94,6 @@ class Calibration:
         return calibration
 
     def save(self, path: str | os.PathLike) -> None:
-        from larev_hf.io import write_json
-
         write_json(path, self.to_dict())
 
     @classmethod

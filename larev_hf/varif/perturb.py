@@ -23,6 +23,7 @@ import numpy as np
 from larev_hf.data.schema import TASKS
 from larev_hf.io import DataError, where
 from larev_hf.meta.family_registry import example_rng
+from larev_hf.modeling.backbones import resolve_device
 from larev_hf.varif.measures import EntailmentFn, keep_equivalent
 
 #: ``paraphrase(query_texts) -> paraphrases per text`` (e.g. :func:`hf_paraphraser`'s result).
@@ -120,7 +121,6 @@ def rule_paraphrases(text: str, rng: np.random.Generator, n: int = 2) -> list[st
     """Up to ``n`` distinct rule-based paraphrases of ``text``, none equal to it (§3.1's offline fallback).
 
     Candidates, in this order (duplicates and ``text`` itself dropped, the first ``n`` returned):
-
     1. lexical substitution: a random non-empty subset of the :data:`SUBSTITUTIONS` that apply
        (:data:`SYMMETRIC_SUBSTITUTIONS` both ways, :data:`ONE_WAY_SUBSTITUTIONS` one way; case kept, one pass, so
        a rewritten phrase is never rewritten back);
@@ -257,7 +257,6 @@ def hf_paraphraser(model_name_or_path: str, prompt: str = "paraphrase: {text} </
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from larev_hf.modeling.backbones import resolve_device
 
     tokenizer = AutoTokenizer.from_pretrained(model_name_or_path)
     model = AutoModelForSeq2SeqLM.from_pretrained(model_name_or_path).eval().to(resolve_device(device))

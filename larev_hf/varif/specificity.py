@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from larev_hf.modeling.backbones import minilm_tokenizer_path
 from larev_hf.varif.measures import specificity
 
 
@@ -35,7 +36,6 @@ class SentenceEmbedder:
     def __init__(self, model_name_or_path: str | None = None, batch_size: int = 64) -> None:
         from sentence_transformers import SentenceTransformer
 
-        from larev_hf.modeling.backbones import minilm_tokenizer_path
 
         self.model = SentenceTransformer(model_name_or_path or minilm_tokenizer_path(), device="cpu")
         self.batch_size = batch_size
