@@ -18,7 +18,6 @@ Prints and writes, per score and family, the AUC of gold against the family (ove
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from larev_hf.hub import EvaluatorBundle
-from larev_hf.io import read_jsonl
+from larev_hf.io import read_jsonl, write_json
 from larev_hf.meta.stats import auc
 
 FAMILIES = ("gold", "vacuous", "leak", "input_copy", "hypothesis_copy", "off_topic", "shuffled", "label_only")
@@ -77,8 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {"run_dir": args.run_dir, "method": args.method, "n_examples": len(records), "k": args.k,
                "scores": out, "command": "python benchmarks/contrastive_grounding.py "
                + " ".join(argv if argv is not None else sys.argv[1:])}
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    write_json(args.json, summary)
     return 0
 
 

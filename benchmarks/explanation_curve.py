@@ -16,13 +16,13 @@ explanations across instances, Spearman ρ with the share, and within-instance p
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from larev_hf.hub import EvaluatorBundle
+from larev_hf.io import write_json
 from larev_hf.meta.human_stats import acceptability_auc, pairwise_agreement, spearman
 from larev_hf.meta.judgments import instance_half, load_judgments
 
@@ -98,8 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {"judgments": args.judgments, "half": args.half, "n_explanations": len(records),
                "n_instances": len(set(instances)), "method": args.method, "runs": results,
                "command": "python benchmarks/explanation_curve.py " + " ".join(argv if argv is not None else sys.argv[1:])}
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    write_json(args.json, summary)
     if args.plot:
         plot(results, args.plot, args.half)
     return 0

@@ -11,11 +11,10 @@ within each source of the explanation. Writes them to ``--json``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from larev_hf.io import read_jsonl
+from larev_hf.io import read_jsonl, write_json
 from larev_hf.meta.human_stats import spearman
 from larev_hf.meta.judgments import instance_half
 
@@ -47,8 +46,7 @@ def main(argv: list[str] | None = None) -> int:
                                                                        for m in methods), flush=True)
     summary = {"human_dir": str(directory), "half": args.half, "human_column": args.human_column, "spearman": out,
                "command": "python benchmarks/human_by_group.py " + " ".join(argv if argv is not None else sys.argv[1:])}
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    write_json(args.json, summary)
     return 0
 
 

@@ -10,12 +10,11 @@ instances), each as the Gold rationale with the thesis's variants built from it 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
 
-from larev_hf.io import read_jsonl, write_jsonl
+from larev_hf.io import read_jsonl, write_json, write_jsonl
 from larev_hf.pipeline import Run
 
 
@@ -45,8 +44,7 @@ def main(argv: list[str] | None = None) -> int:
                       + "  ".join(f"{k.removeprefix('gold_minus_')} {v:+.3f}" for k, v in seps.items()), flush=True)
     summary = {"run_dir": args.run_dir, "judgments": args.judgments, "sources": table,
                "command": "python benchmarks/rationale_sources.py " + " ".join(argv if argv is not None else sys.argv[1:])}
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    write_json(args.json, summary)
     return 0
 
 

@@ -28,6 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_reports import compare  # noqa: E402
 
+from larev_hf.io import write_json  # noqa: E402
+
 #: name → extra environment; ``LAREV_HF_SPIN=off`` turns the library's own choice off (what a run did before it).
 DEFAULT_SETTINGS = {
     "library default (LAREV_HF_SPIN=auto)": {},
@@ -113,8 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {"cpu_count": os.cpu_count(), "load_before": os.getloadavg()[0], "settings": results,
                "command": "python benchmarks/shared_machine.py " + " ".join(argv if argv is not None else sys.argv[1:])}
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        write_json(args.json, summary)
     return 0
 
 
