@@ -239,13 +239,6 @@ class RunConfig:
         """Setting ``name`` as the user gave it: ``None`` where the backbone decided it."""
         return None if name in self.backbone_defaults else getattr(self, name)
 
-    def unresolved(self) -> dict[str, Any]:
-        """:meth:`to_dict` with the backbone-decided settings back to unset: what the user asked for."""
-        values = self.to_dict()
-        for name in values.pop("backbone_defaults"):
-            values[name] = None
-        return values
-
     @classmethod
     def from_dict(cls, values: dict[str, Any], source: str = "run_config.json") -> RunConfig:
         """Rebuild a saved configuration; a key missing from an older file takes its default, an unknown key raises

@@ -35,6 +35,7 @@ import numpy as np
 
 from larev_hf.hub import EvaluatorBundle
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
+from larev_hf.meta.robust_calibration import AttackScores
 from larev_hf.meta.seeds import render_seed_aucs, seed_aucs
 from larev_hf.meta.settings import DEFAULT_FAMILIES, FAMILY_LETTERS, REFERENCE, MetaSettings
 from larev_hf.meta.stats import EXPECTED_ORDER, NOT_WORSE_THAN_GOLD, auc, paired_win_rate, summarize_method
@@ -95,18 +96,22 @@ class MetaEvaluation:
     def calibration(self) -> Calibration:
         return Calibration.load(self.settings.calibration)
 
+    def suite_scores(self, names: Sequence[str]) -> AttackScores:
+        """The scored suite rows of methods ``names`` (the run's ``--seed``), one aligned column per method."""
+        return AttackScores.from_rows({name: [row for _, row in read_jsonl(self.score_path(name, self.run))]
+                                       for name in names})
+
     def calibrated_summary(self, labels: Mapping[str, str]) -> dict[str, Any]:
         """``--calibration``: the calibrated score of every suite row from its features' scores, summarised as a
         method's are (issue 35)."""
         calibration = self.calibration()
-        keyed = {name: {(row["id"], row["family"]): row["score"] for _, row in read_jsonl(self.score_path(name,
-                                                                                                          self.run))}
-                 for name in calibration.features}
-        rows = [row for row in self.suite() if all((row["id"], row["family"]) in scores for scores in keyed.values())]
-        values = calibration({name: np.array([scores[(r["id"], r["family"])] for r in rows])
-                              for name, scores in keyed.items()})
+        scores = self.suite_scores(calibration.features)
+        value = dict(zip(zip(scores.ids.tolist(), scores.families.tolist(), strict=True),
+                         calibration(scores.columns), strict=True))
+        rows = [row for row in self.suite() if (row["id"], row["family"]) in value]
         learned = [f for f in calibration.features if get_method(f).kind == "metric"] or calibration.features
-        return meta_summary(learned[0], scored_rows(rows, values), n_boot=self.settings.n_boot, seed=self.seed,
+        return meta_summary(learned[0], scored_rows(rows, [value[(r["id"], r["family"])] for r in rows]),
+                            n_boot=self.settings.n_boot, seed=self.seed,
                             title=f"Calibrated ({' + '.join(calibration.features)})", labels=labels)
 
     def check(self) -> None:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
+from larev_hf.meta.evaluation import MetaEvaluation
 from larev_hf.meta.human_stats import (
     STATISTICS,
     agreement_table,
@@ -45,13 +46,12 @@ from larev_hf.meta.human_stats import (
 from larev_hf.meta.judgments import instance_half, load_judgments
 from larev_hf.meta.robust_calibration import (
     AttackScores,
-    attack_scores,
     render_robustness,
     robust_calibration,
     robustness_shortfalls,
     worst_family,
 )
-from larev_hf.meta.settings import HumanSettings
+from larev_hf.meta.settings import HumanSettings, MetaSettings
 from larev_hf.methods import get_method, method_names
 from larev_hf.pipeline import Run, baseline_builder_from_spec
 from larev_hf.report import markdown_table, save_figure
@@ -210,8 +210,14 @@ class HumanEvaluation:
     def attacks(self) -> dict[str, AttackScores]:
         """VARSuite on the run's validation split (to choose the fit) and test split (to report it), scored with the
         calibration's features under ``attacks/<split>`` (each a ``larev-hf meta`` directory, resumable)."""
-        return {split: attack_scores(self.run, self.settings.calibrate, split, self.settings.robustness_examples,
-                                     self.dir / "attacks" / split) for split in ("validation", "test")}
+        out = {}
+        for split in ("validation", "test"):
+            evaluation = MetaEvaluation(self.run, MetaSettings(methods=list(self.settings.calibrate), split=split,
+                                                               max_examples=self.settings.robustness_examples),
+                                        self.dir / "attacks" / split)
+            evaluation.execute()
+            out[split] = evaluation.suite_scores(self.settings.calibrate)
+        return out
 
     def calibrated_columns(self, records: Sequence[Mapping[str, Any]], columns: Mapping[str, np.ndarray],
                            halves: Mapping[str, str], attacks: Mapping[str, AttackScores] | None

@@ -18,27 +18,23 @@ out-of-fold scores) and on robustness: its AUC against the gold for every family
 in the fit (alternate examples), must pass :func:`robustness_shortfalls`'s rule with the floor raised by :data:`SELECTION_MARGIN`:
 ≥ :data:`ROBUST_FLOOR`, or, where the method alone is below it, no more than :data:`ROBUST_SLACK` below the method alone.
 The chosen calibration is the most agreeable passing one (shrink 0, the method alone, always passes); ties go to the
-larger shrink, then fewer caps. :func:`attack_scores` builds and scores the families (``larev-hf meta`` on a split).
+larger shrink, then fewer caps. The families are built and scored by ``larev-hf meta`` on a split
+(:meth:`~larev_hf.meta.evaluation.MetaEvaluation.suite_scores`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from larev_hf.io import read_jsonl
-from larev_hf.meta.evaluation import MetaEvaluation
 from larev_hf.meta.human_stats import point_statistics
-from larev_hf.meta.settings import REFERENCE, MetaSettings
+from larev_hf.meta.settings import REFERENCE
 from larev_hf.meta.stats import auc
 from larev_hf.report import markdown_table
-from larev_hf.scores.calibration import LOG_FEATURES, Calibration, fit_calibration
-
-if TYPE_CHECKING:
-    from larev_hf.pipeline import Run
+from larev_hf.scores.calibration import Calibration, feature_matrix, fit_calibration
 
 #: A family passes when the calibrated score's AUC against the gold is at least this (issue 35's acceptance) ...
 ROBUST_FLOOR = 0.80
@@ -75,12 +71,6 @@ class AttackScores:
         return cls({name: np.array([scores[k] for k in keys]) for name, scores in keyed.items()},
                    np.array([k[1] for k in keys]), np.array([k[0] for k in keys]))
 
-    @classmethod
-    def from_meta(cls, evaluation: MetaEvaluation) -> AttackScores:
-        """The scores of a finished :class:`~larev_hf.meta.evaluation.MetaEvaluation`, one column per method."""
-        return cls.from_rows({name: [row for _, row in read_jsonl(evaluation.score_path(name, evaluation.run))]
-                              for name in evaluation.methods()})
-
     def subset(self, keep: np.ndarray) -> AttackScores:
         return AttackScores({name: values[keep] for name, values in self.columns.items()}, self.families[keep],
                             self.ids[keep])
@@ -110,11 +100,12 @@ def robustness_shortfalls(calibrated: Mapping[str, float], method: Mapping[str, 
 
 def _caps(columns: Mapping[str, np.ndarray], acceptable: np.ndarray, features: Sequence[str], method: str,
           quantile: float | None) -> list[float | None] | None:
+    """Every feature but ``method`` capped at its ``quantile`` among the acceptable explanations, on the scale the
+    calibration reads it (:func:`~larev_hf.scores.calibration.feature_matrix`)."""
     if quantile is None:
         return None
-    return [None if name == method else float(np.quantile(
-        np.log1p(np.maximum(columns[name][acceptable], 0.0)) if name in LOG_FEATURES else columns[name][acceptable],
-        quantile)) for name in features]
+    x = feature_matrix({name: columns[name][acceptable] for name in features}, features)
+    return [None if name == method else float(np.quantile(x[:, j], quantile)) for j, name in enumerate(features)]
 
 
 def robust_calibration(columns: Mapping[str, np.ndarray], human: Any, instance_ids: Sequence[Any],
@@ -132,7 +123,7 @@ def robust_calibration(columns: Mapping[str, np.ndarray], human: Any, instance_i
     unacceptable = fit_half.subset(fit_half.families != REFERENCE).columns
     method_aucs = check_half.family_aucs(check_half.columns[method])
     text = [name for name in features if name != method]
-    table, fitted = [], {}
+    table, fitted = [], []
     for quantile in CAP_QUANTILES:
         caps = _caps(columns, acceptable, features, method, quantile)
         for weight in UNACCEPTABLE_WEIGHTS:
@@ -145,8 +136,7 @@ def robust_calibration(columns: Mapping[str, np.ndarray], human: Any, instance_i
                     shrink={name: shrink for name in text})
                 stats = point_statistics(out_of_fold, human, instance_ids)
                 aucs = check_half.family_aucs(calibration(check_half.columns))
-                key = len(table)
-                fitted[key] = (calibration, out_of_fold)
+                fitted.append((calibration, out_of_fold))
                 table.append({"cap_quantile": quantile, "unacceptable_weight": weight, "shrink": shrink,
                               "spearman": stats["spearman"], "pairwise": stats["pairwise"],
                               "agreement": (stats["spearman"] + stats["pairwise"]) / 2, "aucs": aucs,
@@ -162,17 +152,6 @@ def robust_calibration(columns: Mapping[str, np.ndarray], human: Any, instance_i
     for k, row in enumerate(table):
         row["chosen"] = k == best
     return calibration, out_of_fold, table
-
-
-def attack_scores(run: Run, features: Sequence[str], split: str, max_examples: int | None,
-                  output_dir: Any, seed: int | None = None) -> AttackScores:
-    """Build VARSuite on ``split``'s first ``max_examples`` examples and score it with ``features`` (each a registered
-    method: the method's trained evaluators, the text scores), as ``larev-hf meta`` does, under ``output_dir`` (its
-    report there too; resumable like any meta run). Takes the run directory's lock while it scores."""
-    settings = MetaSettings(methods=list(features), split=split, max_examples=max_examples, seed=seed)
-    evaluation = MetaEvaluation(run, settings, output_dir)
-    evaluation.execute()
-    return AttackScores.from_meta(evaluation)
 
 
 def worst_family(report: Mapping[str, Any], metric: str) -> str:

@@ -33,8 +33,10 @@ LOG_FEATURES = frozenset({"length"})
 DEFAULT_CS = (0.01, 0.1, 1.0, 10.0)
 
 
-def _matrix(columns: Mapping[str, Any], features: Sequence[str],
-            caps: Sequence[float | None] | None = None) -> np.ndarray:
+def feature_matrix(columns: Mapping[str, Any], features: Sequence[str],
+                   caps: Sequence[float | None] | None = None) -> np.ndarray:
+    """``[rows, features]``: each feature's scores as the calibration reads them (log(1 + x) for :data:`LOG_FEATURES`),
+    bounded by ``caps``; a missing feature or a non-finite value raises naming it."""
     missing = [name for name in features if name not in columns]
     if missing:
         raise ValueError(f"the calibration needs the scores {missing}; got {sorted(columns)}")
@@ -75,7 +77,7 @@ class Calibration:
 
     def __call__(self, columns: Mapping[str, Any]) -> np.ndarray:
         """The calibrated score (log-odds of "acceptable") of each explanation, from its feature scores."""
-        z = (_matrix(columns, self.features, self.caps) - np.asarray(self.mean)) / np.asarray(self.scale)
+        z = (feature_matrix(columns, self.features, self.caps) - np.asarray(self.mean)) / np.asarray(self.scale)
         return z @ np.asarray(self.coef) + self.intercept
 
     def to_dict(self) -> dict[str, Any]:
@@ -147,7 +149,7 @@ def fit_calibration(columns: Mapping[str, Any], human: Any, instance_ids: Sequen
     from sklearn.model_selection import GroupKFold
 
     features = list(features)
-    x = _matrix(columns, features, caps)
+    x = feature_matrix(columns, features, caps)
     y = (np.asarray(human, dtype=float) >= threshold).astype(int)
     groups = np.asarray([str(i) for i in instance_ids])
     if len({*y.tolist()}) < 2:
@@ -156,7 +158,7 @@ def fit_calibration(columns: Mapping[str, Any], human: Any, instance_ids: Sequen
     if unknown := sorted(set(shrink or {}) - set(features)):
         raise ValueError(f"shrink names {unknown}, which are not features of this calibration {features}")
     factors = np.array([(shrink or {}).get(name, 1.0) for name in features])
-    extra = _matrix(unacceptable, features, caps) if unacceptable and unacceptable_weight > 0 else x[:0]
+    extra = feature_matrix(unacceptable, features, caps) if unacceptable and unacceptable_weight > 0 else x[:0]
     folds = list(GroupKFold(n_splits=min(n_splits, len(set(groups)))).split(x, y, groups))
 
     def fit(rows: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
