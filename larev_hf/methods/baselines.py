@@ -15,6 +15,7 @@ there. Each reads "higher = better rationale", the orientation a naive user woul
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -70,13 +71,21 @@ class RougeL(HeuristicBaseline):
                 for variant, texts in variants.items()}
 
 
-def content_tokens(text: str) -> list[str]:
-    """``text``'s words as ROUGE tokenizes them (lower case, Porter-stemmed), without scikit-learn's English stop
-    words: the words that carry content."""
+@functools.cache
+def _content_tokenizer() -> tuple[Any, frozenset[str]]:
+    """ROUGE's stemming tokenizer and scikit-learn's English stop words, built once (imported here: the registry is
+    read by ``larev-hf --help``, which must not load scikit-learn)."""
     from rouge_score.tokenizers import DefaultTokenizer
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    return [token for token in DefaultTokenizer(use_stemmer=True).tokenize(text) if token not in ENGLISH_STOP_WORDS]
+    return DefaultTokenizer(use_stemmer=True), ENGLISH_STOP_WORDS
+
+
+def content_tokens(text: str) -> list[str]:
+    """``text``'s words as ROUGE tokenizes them (lower case, Porter-stemmed), without scikit-learn's English stop
+    words: the words that carry content."""
+    tokenizer, stop_words = _content_tokenizer()
+    return [token for token in tokenizer.tokenize(text) if token not in stop_words]
 
 
 class Grounding(HeuristicBaseline):
