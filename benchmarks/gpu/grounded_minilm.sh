@@ -67,7 +67,7 @@ run_one() {  # name seed train_rows eval_rows
         echo "$1 calibrate rc=$? $(( $(date +%s) - t ))s" >> "$OUT/times.txt"
     fi
 }
-seconds_of() { grep "^$1 $2 " "$OUT/times.txt" | sed 's/.* \([0-9]*\)s$/\1/'; }
+seconds_of() { grep "^$1 $2 " "$OUT/times.txt" | tail -1 | sed 's/.* \([0-9]*\)s$/\1/'; }
 
 # -- A: the CPU runs' size --
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null | tee -a "$OUT/log.txt"
