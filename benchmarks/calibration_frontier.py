@@ -24,17 +24,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from rouge_score.tokenizers import DefaultTokenizer
 
 from larev_hf.io import read_json, read_jsonl, write_json
 from larev_hf.meta.human_stats import point_statistics
 from larev_hf.meta.judgments import instance_half
 from larev_hf.meta.robust_calibration import AttackScores, _caps, robust_calibration, robustness_shortfalls
 from larev_hf.meta.settings import REFERENCE
-from larev_hf.methods.baselines import content_tokens, input_text
+from larev_hf.methods.baselines import content_tokens, input_text, longest_copied_run
 from larev_hf.scores.calibration import fit_calibration
-
-TOKENIZER = DefaultTokenizer(use_stemmer=True)
 
 
 def novelty(record: dict) -> float:
@@ -48,16 +45,7 @@ def coverage(record: dict) -> float:
 
 
 def copied_span(record: dict) -> float:
-    r, x = TOKENIZER.tokenize(record["rationale"]), TOKENIZER.tokenize(input_text(record))
-    best, previous = 0, [0] * (len(x) + 1)
-    for i in range(1, len(r) + 1):
-        current = [0] * (len(x) + 1)
-        for j in range(1, len(x) + 1):
-            if r[i - 1] == x[j - 1]:
-                current[j] = previous[j - 1] + 1
-                best = max(best, current[j])
-        previous = current
-    return best / len(r) if r else 0.0
+    return longest_copied_run(record["rationale"], input_text(record))
 
 
 def main(argv: list[str] | None = None) -> int:

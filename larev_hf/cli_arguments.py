@@ -102,7 +102,7 @@ class ExportArguments:
                              "near chance, or Gold − Vacuous not above 0); the card then says so")
     calibration: str | None = help_field(
         None, "a calibration fitted by `larev-hf human --calibrate` (calibration.json): the bundle then also returns "
-        "the calibrated score (it may read the method's score, length, rouge_l and grounding)",
+        "the calibrated score (it may read the method's score, length, rouge_l, grounding and copied_span)",
         metavar="CALIBRATION_JSON")
 
 

@@ -10,6 +10,7 @@ from larev_hf.leakage.attribution import (
 from larev_hf.leakage.environments import (
     ENVIRONMENTS,
     GROUNDING_ENVIRONMENTS,
+    GROUNDING_TARGETS,
     RATIONALE_ENVIRONMENTS,
     grounding_rationales,
     make_environments,
@@ -23,6 +24,6 @@ from larev_hf.leakage.rewriters import ANTONYM_PROMPT, CounterLabelRewriter, HFR
 
 __all__ = [
     "STOP_WORDS", "IGSettings", "LeakageTerm", "integrated_gradients_terms", "select_leakage_term", "ENVIRONMENTS",
-    "RATIONALE_ENVIRONMENTS", "rationale_environments", "GROUNDING_ENVIRONMENTS", "grounding_rationales", "make_environments", "mask_token_of", "verbalization_environments", "verbalization_term", "widen_to_verbalization", "ANTONYM_PROMPT", "CounterLabelRewriter",
+    "RATIONALE_ENVIRONMENTS", "rationale_environments", "GROUNDING_ENVIRONMENTS", "GROUNDING_TARGETS", "grounding_rationales", "make_environments", "mask_token_of", "verbalization_environments", "verbalization_term", "widen_to_verbalization", "ANTONYM_PROMPT", "CounterLabelRewriter",
     "HFRewriter", "Rewriter",
 ]

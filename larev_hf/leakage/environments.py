@@ -111,6 +111,11 @@ def rationale_environments(example: dict, mask_token: str, seed: int = 0) -> dic
 #: random order — with this instance's label as the target.
 GROUNDING_ENVIRONMENTS = ("other_instance", "word_shuffle")
 
+#: LAREV-G's ``--grounding-target`` → the grounding environments whose target is every label equally (a uniform
+#: distribution: outlier exposure) instead of the instance's label.
+GROUNDING_TARGETS: dict[str, tuple[str, ...]] = {
+    "label": (), "uniform": GROUNDING_ENVIRONMENTS, "mixed": ("word_shuffle",)}
+
 
 def word_shuffle(text: str, rng: random.Random) -> str:
     """``text``'s whitespace-separated words in a random order (the same words, none of what they said); the text

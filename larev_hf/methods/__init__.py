@@ -8,7 +8,7 @@ this package registers them in canonical order. A new metric is one module with 
 """
 
 from larev_hf.methods.base import BundleScorer, Method, MethodResult, RunContext, Stage
-from larev_hf.methods.baselines import Grounding, Length, RationaleOnly, RougeL
+from larev_hf.methods.baselines import CopiedSpan, Grounding, Length, RationaleOnly, RougeL
 from larev_hf.methods.larev import LAREV
 from larev_hf.methods.larev_grounded import GroundedLAREV
 from larev_hf.methods.registry import (
@@ -23,12 +23,12 @@ from larev_hf.methods.rev import REV, ConditionalVMethod
 from larev_hf.methods.rora import RoRA
 from larev_hf.methods.simulatability import LAS, RQ
 
-for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), RougeL(), Length(), Grounding(), RationaleOnly()):
+for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), RougeL(), Length(), Grounding(), CopiedSpan(), RationaleOnly()):
     if _method.name not in method_names():
         register_method(_method)
 
 __all__ = [
-    "BundleScorer", "ConditionalVMethod", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "REV", "RQ",
+    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "REV", "RQ",
     "RationaleOnly", "RoRA", "RougeL", "RunContext",
     "Stage", "exportable_methods", "get_method", "method_names", "register_method", "resolve_methods",
     "unregister_method",

@@ -5,6 +5,7 @@
 - ``length``: the rationale's length in words;
 - ``grounding`` (issue 35): the share of the rationale's content words that occur in x (stemmed, stop words out), a
   grounding cue that, unlike ROUGE-L, cannot exceed 1 by writing more of the input: a robust calibration caps it;
+- ``copied_span`` (issue 35): the longest span of x copied into the rationale, over the rationale's length;
 - ``rationale_only``: whether the run's simulator, given the rationale alone, predicts the label (the ``r`` view of
   the LAS/RQ simulator, Hase et al. 2020: a leakage detector rather than a quality score).
 
@@ -114,6 +115,41 @@ class Grounding(HeuristicBaseline):
                 values.append(sum(token in words for token in tokens) / len(tokens) if tokens else 0.0)
             out[variant] = np.array(values, dtype=np.float64)
         return out
+
+
+def longest_copied_run(rationale: str, text: str) -> float:
+    """The longest run of consecutive ``text`` tokens (ROUGE's stemming tokenizer) found in ``rationale``, over the
+    rationale's length in tokens: 1 for a verbatim copy, near 0 for an explanation in its own words."""
+    tokenizer, _ = _content_tokenizer()
+    r, x = tokenizer.tokenize(rationale), tokenizer.tokenize(text)
+    if not r or not x:
+        return 0.0
+    from difflib import SequenceMatcher  # the longest common block of two token sequences
+
+    match = SequenceMatcher(None, r, x, autojunk=False).find_longest_match(0, len(r), 0, len(x))
+    return match.size / len(r)
+
+
+class CopiedSpan(HeuristicBaseline):
+    """The longest span of x copied into the rationale, as a share of the rationale (issue 35).
+
+    A calibration feature beside ``grounding``: people prefer explanations that restate part of the input (on the
+    select half of ``snli_accept_train`` it correlates with acceptability), and a calibration can cap it where the
+    acceptable explanations sit, so a copy of the whole input earns no more than an explanation that quotes a phrase
+    (docs/human.md "A calibration that cannot be gamed").
+    """
+
+    name = "copied_span"
+    in_all = False  # a calibration feature, as grounding
+    title = "Copied span(r, x)"
+    formula = "longest run of x's tokens in r / |r| (stemmed tokens)"
+    unit = "share of tokens"
+
+    def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
+        inputs = [input_text(record) for record in records]
+        return {variant: np.array([longest_copied_run(text, x) for x, text in zip(inputs, texts, strict=True)],
+                                  dtype=np.float64)
+                for variant, texts in variants.items()}
 
 
 class Length(HeuristicBaseline):

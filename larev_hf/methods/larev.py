@@ -145,17 +145,19 @@ def _probe(context: RunContext) -> None:
 
 
 def train_phi_la(name: str, context: RunContext, grounding: tuple[str, ...] = (), grounding_baseline: str = "mask",
-                 **overrides: Any) -> None:
+                 grounding_target: str = "label", **overrides: Any) -> None:
     """Φ_LA (or an ablation of it): a fresh model trained with IRMProbeTrainer (eq. 4.10; A.1 step 9).
 
     With ``phi_la_init="phi"`` it starts from the run's Φ instead (a deviation from the thesis for from-scratch
     presets, which otherwise must learn to read b and r while E3 contradicts b). ``grounding`` adds those
     grounding environments (:data:`~larev_hf.leakage.GROUNDING_ENVIRONMENTS`) to every IRM group: the grounded
     evaluator (:mod:`larev_hf.methods.larev_grounded`), paired with E2's masked baseline (``grounding_baseline="mask"``)
-    or the original b. ``overrides`` replace the run's IRMProbeConfig settings; all
-    of them are saved to ``larev_weights.json``.
+    or the original b, with the instance's label as their target (``grounding_target="label"``) or every label
+    equally where :data:`~larev_hf.leakage.GROUNDING_TARGETS` says so (``"uniform"``, ``"mixed"``:
+    Φ_G is trained to stay unsure there). ``overrides`` replace the run's IRMProbeConfig settings; all of them are
+    saved to ``larev_weights.json``.
     """
-    from larev_hf.leakage import ENVIRONMENTS, RATIONALE_ENVIRONMENTS, grounding_rationales
+    from larev_hf.leakage import ENVIRONMENTS, GROUNDING_TARGETS, RATIONALE_ENVIRONMENTS, grounding_rationales
     from larev_hf.modeling.backbones import build_model, load_evaluator
     from larev_hf.training.leakage_aware import environment_dataset, train_leakage_aware
 
@@ -167,7 +169,9 @@ def train_phi_la(name: str, context: RunContext, grounding: tuple[str, ...] = ()
             row["rationales"] = {**row.get("rationales", {}), **rationales}
             row.update({env: row[grounding_baseline] for env in grounding})
     dataset = environment_dataset(train, environments, context.tokenizer(), get_input_format(cfg.input_format),
-                                  environment_names=names)
+                                  environment_names=names,
+                                  unsure_environments=tuple(env for env in GROUNDING_TARGETS[grounding_target]
+                                                            if env in grounding))
     weights = {
         "lambda_irm": cfg.lambda_irm, "lambda_probe": cfg.lambda_probe,
         "penalty_warmup_ratio": cfg.penalty_warmup_ratio, "probe_max_loss": cfg.probe_max_loss,
@@ -182,7 +186,8 @@ def train_phi_la(name: str, context: RunContext, grounding: tuple[str, ...] = ()
                         cfg.train_settings(context.progress), probe,
                         groups_per_batch=int(cfg.groups_per_batch), **weights)
     write_json(context.path("models", name, "larev_weights.json"), {
-        **weights, "environments": list(names), **({"grounding_baseline": grounding_baseline} if grounding else {})})
+        **weights, "environments": list(names),
+        **({"grounding_baseline": grounding_baseline, "grounding_target": grounding_target} if grounding else {})})
 
 
 IG = Stage("ig", _ig)

@@ -41,6 +41,12 @@ class GroundedSettings:
         "mask", "the baseline paired with a grounding environment's rationale: E2's masked b̃ (the label is then "
         "not predictable from b, so a rationale that is not about the input earns nothing) or the original b",
         choices=("mask", "original"), stages=(PHI_GROUNDED,))
+    grounding_target: str = help_field(
+        "label", "the target of the grounding environments: the instance's own label, every label equally "
+        "('uniform': Φ_G is trained to stay unsure on a rationale that is not an explanation of this input, "
+        "outlier exposure; the label target rewards reading shuffled words as a bag), or 'mixed': the label for "
+        "other_instance, uniform for word_shuffle",
+        choices=("label", "uniform", "mixed"), stages=(PHI_GROUNDED,))
 
     def validate(self, config) -> None:
         from larev_hf.leakage import GROUNDING_ENVIRONMENTS
@@ -66,7 +72,8 @@ class GroundedLAREV(LAREV):
         grounding = tuple(config.grounding_environments)
         return [PHI_BASE, PHI, IG, ENVIRONMENTS, *([PROBE] if needs_probe(config) else []),
                 Stage(PHI_GROUNDED, partial(train_phi_la, PHI_GROUNDED, grounding=grounding,
-                                            grounding_baseline=config.grounding_baseline))]
+                                            grounding_baseline=config.grounding_baseline,
+                                            grounding_target=config.grounding_target))]
 
     def score(self, context, records, variants, shared) -> MethodResult:
         return ConditionalVMethod.score(self, context, records, variants, shared)  # no ablation table of its own

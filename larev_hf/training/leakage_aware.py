@@ -42,18 +42,24 @@ def environment_rows(
     environments: Sequence[dict],
     input_format: InputFormat,
     environment_names: Sequence[str] = ("original", "mask", "antonym"),
+    unsure_environments: Sequence[str] = (),
 ) -> list[dict]:
     """One text row per (instance, environment): ``source`` = r_e ⊕ b_e, ``label``, ``environment`` (index),
     ``group_id`` (instance index) and ``record`` — whatever model family then encodes them.
 
     An environment's baseline b_e is ``envs[name]`` (the original b when absent); its rationale r_e is
-    ``envs["rationales"][name]`` when given (the rationale-side environments), the record's r otherwise."""
+    ``envs["rationales"][name]`` when given (the rationale-side environments), the record's r otherwise. An environment
+    in ``unsure_environments`` gets one row per label of the record's ``choices`` instead of one with its label: its
+    risk, the mean NLL over those rows, is the cross-entropy against a uniform target over the labels (outlier
+    exposure, Hendrycks et al. 2019) — what an input the model should not be sure about is trained towards."""
     rows = []
     for group, (record, envs) in enumerate(zip(records, environments, strict=True)):
         for env_index, name in enumerate(environment_names):
             rationale = envs.get("rationales", {}).get(name, record["rationale"])
-            rows.append({"source": input_format.rationale_input(rationale, envs.get(name, envs["original"])),
-                         "label": record["label"], "environment": env_index, "group_id": group, "record": record})
+            source = input_format.rationale_input(rationale, envs.get(name, envs["original"]))
+            targets = list(record["choices"]) if name in unsure_environments else [record["label"]]
+            rows.extend({"source": source, "label": label, "environment": env_index, "group_id": group,
+                         "record": record} for label in targets)
     return rows
 
 
@@ -65,10 +71,11 @@ def environment_dataset(
     environment_names: Sequence[str] = ("original", "mask", "antonym"),
     max_input_length: int = 256,
     max_label_length: int = 32,
+    unsure_environments: Sequence[str] = (),
 ) -> datasets.Dataset:
-    """One tokenized row per (instance, environment) of :func:`environment_rows`: r_e ⊕ b_e → y, with
-    ``environment``, ``group_id`` and the probe's b̃."""
-    rows = environment_rows(records, environments, input_format, environment_names)
+    """One tokenized row per (instance, environment) of :func:`environment_rows` (one per label for
+    ``unsure_environments``): r_e ⊕ b_e → y, with ``environment``, ``group_id`` and the probe's b̃."""
+    rows = environment_rows(records, environments, input_format, environment_names, unsure_environments)
     sources = [row["source"] for row in rows]
     targets = [row["label"] for row in rows]
     env_ids = [row["environment"] for row in rows]

@@ -285,8 +285,8 @@ def test_a_calibrated_bundle_returns_the_calibrated_score_through_evaluate_load(
 
     from larev_hf.scores.calibration import Calibration
 
-    calibration = Calibration(features=["larev", "length", "rouge_l"], mean=[0.0, 1.0, 0.2], scale=[1.0, 0.5, 0.1],
-                              coef=[0.7, -0.3, 0.4], intercept=0.1)
+    calibration = Calibration(features=["larev", "length", "rouge_l", "copied_span"], mean=[0.0, 1.0, 0.2, 0.3],
+                              scale=[1.0, 0.5, 0.1, 0.2], coef=[0.7, -0.3, 0.4, 0.25], intercept=0.1)
     calibration.save(tmp_path / "calibration.json")
     assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "larev", "--output-dir",
                  str(tmp_path / "bundle"), "--calibration", str(tmp_path / "calibration.json"), "--force"]) == 0
@@ -298,11 +298,20 @@ def test_a_calibrated_bundle_returns_the_calibrated_score_through_evaluate_load(
                          inputs=[{"question": r["question"], "choices": r["choices"]} for r in records])
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
     rouge = [scorer.score(" ".join([r["question"], *r["choices"]]), r["rationale"])["rougeL"].fmeasure for r in records]
+    tokenize = scorer._tokenizer.tokenize
+
+    def longest_run(rationale: str, text: str) -> float:  # every start pair, by brute force
+        r, x = tokenize(rationale), tokenize(text)
+        runs = [next((k for k in range(min(len(r) - i, len(x) - j)) if r[i + k] != x[j + k]),
+                     min(len(r) - i, len(x) - j)) for i in range(len(r)) for j in range(len(x))]
+        return max(runs, default=0) / len(r) if r else 0.0
+
+    copied = [longest_run(r["rationale"], " ".join([r["question"], *r["choices"]])) for r in records]
     z = [(np.asarray(out["scores"]) - 0.0) / 1.0, (np.log1p([len(r["rationale"].split()) for r in records]) - 1.0) / 0.5,
-         (np.asarray(rouge) - 0.2) / 0.1]
-    expected = 0.7 * z[0] - 0.3 * z[1] + 0.4 * z[2] + 0.1
+         (np.asarray(rouge) - 0.2) / 0.1, (np.asarray(copied) - 0.3) / 0.2]
+    expected = 0.7 * z[0] - 0.3 * z[1] + 0.4 * z[2] + 0.25 * z[3] + 0.1
     assert out["calibrated_scores"] == pytest.approx(expected.tolist(), abs=1e-6)
-    refused = Calibration(**{**calibration.to_dict(), "features": ["rev", "length", "rouge_l"]})
+    refused = Calibration(**{**calibration.to_dict(), "features": ["rev", "length", "rouge_l", "copied_span"]})
     refused.save(tmp_path / "refused.json")
     assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "larev", "--output-dir",
                  str(tmp_path / "b2"), "--calibration", str(tmp_path / "refused.json"), "--force"]) == 2

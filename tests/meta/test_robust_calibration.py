@@ -31,6 +31,18 @@ def test_grounding_is_the_share_of_the_rationales_content_words_found_in_the_inp
     assert scores.tolist() == pytest.approx([2 / 3, 1.0, 0.0, 0.0])
 
 
+def test_copied_span_is_the_longest_run_of_the_input_in_the_rationale_over_its_length() -> None:
+    record = {"task": "nli", "premise": "A dog runs in the park.", "hypothesis": "An animal is outside.",
+              "label": "entailment"}
+    texts = ["A dog runs in the park. An animal is outside.", "because a dog runs around here", "nothing here at all",
+             "the animal is outside a dog runs in the park", ""]
+    scores = get_method("copied_span").pointwise(None, [record] * 5, {"r": texts}, {})["r"]
+    # a copy: the premise's and hypothesis's 11 tokens in order, 11 of 11; "a dog runs" is 3 of 6 tokens; no shared
+    # run of two → the longest run is one token or none; the last copies "a dog runs in the park" (6 of 10)
+    assert scores[0] == 1.0 and scores[1] == pytest.approx(3 / 6) and scores[2] == 0.0
+    assert scores[3] == pytest.approx(6 / 10) and scores[4] == 0.0
+
+
 def test_a_cap_bounds_a_feature_and_round_trips(tmp_path: Path) -> None:
     calibration = Calibration(features=["larev", "grounding"], mean=[0.0, 0.5], scale=[1.0, 0.2], coef=[1.0, 2.0],
                               intercept=0.0, caps=[None, 0.6])

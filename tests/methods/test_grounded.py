@@ -88,9 +88,44 @@ def test_grounded_evaluator_trains_on_the_larger_groups(tmp_path: Path) -> None:
     report = Run(config, tmp_path, progress=False).execute()
     weights = read_json(tmp_path / "models" / "phi_grounded" / "larev_weights.json")
     assert weights["environments"] == ["original", "mask", "antonym", *GROUNDING_ENVIRONMENTS]
+    assert weights["grounding_target"] == "label" and weights["grounding_baseline"] == "mask"
     assert read_json(tmp_path / "models" / "phi_la" / "larev_weights.json")["environments"] == [
         "original", "mask", "antonym"]
     assert set(report["methods"]) == {"larev", "larev_grounded"}
     assert report["methods"]["larev"]["absolute"] != report["methods"]["larev_grounded"]["absolute"]
     labels = {record["label"] for _, record in read_jsonl(tmp_path / "data" / "test.jsonl")}
     assert set(report["methods"]["larev_grounded"]["by_label"]) == labels
+
+
+def test_an_unsure_environment_gets_one_row_per_label_and_its_risk_is_the_uniform_cross_entropy() -> None:
+    import torch
+
+    from larev_hf.modeling.templates import get_input_format
+    from larev_hf.training.leakage_aware import environment_rows
+    from larev_hf.training.losses import irm_penalty
+
+    records = [{"id": "a", "rationale": "r a", "label": "yes", "choices": ["yes", "no", "maybe"]},
+               {"id": "b", "rationale": "r b", "label": "no", "choices": ["yes", "no", "maybe"]}]
+    envs = [{"original": "b a", "mask": "m a", "word_shuffle": "m a", "rationales": {"word_shuffle": "a r"}},
+            {"original": "b b", "mask": "m b", "word_shuffle": "m b", "rationales": {"word_shuffle": "b r"}}]
+    names = ("original", "mask", "word_shuffle")
+    fmt = get_input_format("larev")
+    plain = environment_rows(records, envs, fmt, names)
+    unsure = environment_rows(records, envs, fmt, names, unsure_environments=("word_shuffle",))
+    assert len(plain) == 6 and len(unsure) == 10
+    shuffled = [row for row in unsure if row["environment"] == 2]
+    assert [(row["group_id"], row["label"]) for row in shuffled] == [
+        (0, "yes"), (0, "no"), (0, "maybe"), (1, "yes"), (1, "no"), (1, "maybe")]
+    assert {row["source"] for row in shuffled if row["group_id"] == 0} == {fmt.rationale_input("a r", "m a")}
+    # the environment's risk is the mean NLL over its rows: −(1/K) Σ_k log p(k), the cross-entropy against a uniform
+    # target, which equal probabilities minimise (one-token labels 0, 1, 2 over a 3-token vocabulary)
+    labels = torch.tensor([[0], [1], [2]])
+    environments = torch.zeros(3, dtype=torch.long)
+    for logits, expected in ((torch.zeros(3, 1, 3), np.log(3)), (torch.tensor([2.0, 0.0, 0.0]).repeat(3, 1, 1), None)):
+        _, risks, _ = irm_penalty(logits, labels, environments)
+        log_p = torch.log_softmax(logits[0, 0], -1)
+        assert float(risks[0]) == pytest.approx(float(-log_p.mean()), rel=1e-5)
+        if expected is not None:
+            assert float(risks[0]) == pytest.approx(expected, rel=1e-5)
+        else:
+            assert float(risks[0]) > np.log(3)
