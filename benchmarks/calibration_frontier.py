@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
 
         judge = NLIJudge.from_pretrained(args.nli_model)
     out["extra_features"] = {}
-    for name in [*extra, *(["entailed"] if judge else [])]:
+    for name in [n for n in [*extra, *(["entailed"] if judge else [])] if n not in features]:
         limit = args.nli_examples if name == "entailed" else None
         (v_rows, v_scores), (t_rows, t_scores) = suite("validation", limit), suite("test", limit)
 
