@@ -81,8 +81,9 @@ def ensemble_mean(results: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def calibrated_scores(calibration: Mapping[str, Any] | Calibration, method: str, scores: Any,
                       records: Sequence[Mapping[str, Any]]) -> np.ndarray:
-    """The calibrated score of each scored record: ``calibration`` over ``{method: scores, length, rouge_l, grounding, copied_span}`` (the
-    text scores computed by the registered metric baselines, from the records' rationales and inputs)."""
+    """The calibrated score of each scored record: ``calibration`` over ``{method: scores}`` and the text scores of
+    :data:`CALIBRATION_TEXT_FEATURES` it reads (computed by the registered metric baselines, from the records'
+    rationales and inputs)."""
     calibration = calibration if isinstance(calibration, Calibration) else Calibration.from_dict(calibration)
     columns: dict[str, Any] = {method: np.asarray(scores, dtype=float)}
     rationales = {"r": [record["rationale"] for record in records]}

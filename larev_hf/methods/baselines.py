@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from difflib import SequenceMatcher
 from typing import Any
 
 import numpy as np
@@ -117,17 +118,20 @@ class Grounding(HeuristicBaseline):
         return out
 
 
+def _longest_run_share(rationale_tokens: Sequence[str], input_tokens: Sequence[str]) -> float:
+    """The longest block of consecutive ``input_tokens`` found in ``rationale_tokens``, over the rationale's length."""
+    if not rationale_tokens or not input_tokens:
+        return 0.0
+    match = SequenceMatcher(None, rationale_tokens, input_tokens, autojunk=False).find_longest_match(
+        0, len(rationale_tokens), 0, len(input_tokens))
+    return match.size / len(rationale_tokens)
+
+
 def longest_copied_run(rationale: str, text: str) -> float:
     """The longest run of consecutive ``text`` tokens (ROUGE's stemming tokenizer) found in ``rationale``, over the
     rationale's length in tokens: 1 for a verbatim copy, near 0 for an explanation in its own words."""
     tokenizer, _ = _content_tokenizer()
-    r, x = tokenizer.tokenize(rationale), tokenizer.tokenize(text)
-    if not r or not x:
-        return 0.0
-    from difflib import SequenceMatcher  # the longest common block of two token sequences
-
-    match = SequenceMatcher(None, r, x, autojunk=False).find_longest_match(0, len(r), 0, len(x))
-    return match.size / len(r)
+    return _longest_run_share(tokenizer.tokenize(rationale), tokenizer.tokenize(text))
 
 
 class CopiedSpan(HeuristicBaseline):
@@ -146,9 +150,10 @@ class CopiedSpan(HeuristicBaseline):
     unit = "share of tokens"
 
     def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
-        inputs = [input_text(record) for record in records]
-        return {variant: np.array([longest_copied_run(text, x) for x, text in zip(inputs, texts, strict=True)],
-                                  dtype=np.float64)
+        tokenizer, _ = _content_tokenizer()
+        inputs = [tokenizer.tokenize(input_text(record)) for record in records]  # once, not once per variant
+        return {variant: np.array([_longest_run_share(tokenizer.tokenize(text), x)
+                                   for x, text in zip(inputs, texts, strict=True)], dtype=np.float64)
                 for variant, texts in variants.items()}
 
 

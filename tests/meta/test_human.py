@@ -282,6 +282,7 @@ def test_a_calibrated_bundle_returns_the_calibrated_score_through_evaluate_load(
                                                                                 capsys, monkeypatch) -> None:
     import evaluate
     from rouge_score import rouge_scorer
+    from rouge_score.tokenizers import DefaultTokenizer
 
     from larev_hf.scores.calibration import Calibration
 
@@ -298,7 +299,7 @@ def test_a_calibrated_bundle_returns_the_calibrated_score_through_evaluate_load(
                          inputs=[{"question": r["question"], "choices": r["choices"]} for r in records])
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
     rouge = [scorer.score(" ".join([r["question"], *r["choices"]]), r["rationale"])["rougeL"].fmeasure for r in records]
-    tokenize = scorer._tokenizer.tokenize
+    tokenize = DefaultTokenizer(use_stemmer=True).tokenize  # the tokenizer of the ROUGE scorer above
 
     def longest_run(rationale: str, text: str) -> float:  # every start pair, by brute force
         r, x = tokenize(rationale), tokenize(text)

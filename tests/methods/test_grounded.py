@@ -98,11 +98,19 @@ def test_grounded_evaluator_trains_on_the_larger_groups(tmp_path: Path) -> None:
 
 
 def test_an_unsure_environment_gets_one_row_per_label_and_its_risk_is_the_uniform_cross_entropy() -> None:
+    from dataclasses import fields
+
     import torch
 
+    from larev_hf.leakage import GROUNDING_TARGETS
+    from larev_hf.methods.larev_grounded import GroundedSettings
     from larev_hf.modeling.templates import get_input_format
     from larev_hf.training.leakage_aware import environment_rows
     from larev_hf.training.losses import irm_penalty
+
+    # the flag's choices (spelled out in the settings: the leakage package is not loaded for --help) are the table's
+    target = next(f for f in fields(GroundedSettings) if f.name == "grounding_target")
+    assert tuple(target.metadata["choices"]) == tuple(GROUNDING_TARGETS)
 
     records = [{"id": "a", "rationale": "r a", "label": "yes", "choices": ["yes", "no", "maybe"]},
                {"id": "b", "rationale": "r b", "label": "no", "choices": ["yes", "no", "maybe"]}]
