@@ -82,12 +82,13 @@ def ensemble_mean(results: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.nd
 def calibrated_scores(calibration: Mapping[str, Any] | Calibration, method: str, scores: Any,
                       records: Sequence[Mapping[str, Any]]) -> np.ndarray:
     """The calibrated score of each scored record: ``calibration`` over ``{method: scores}`` and the text scores of
-    :data:`CALIBRATION_TEXT_FEATURES` it reads (computed by the registered metric baselines, from the records'
-    rationales and inputs)."""
+    :data:`CALIBRATION_TEXT_FEATURES` it reads (computed by the registered metric baselines from the records'
+    rationales and inputs, and from the calibration's ``text_models`` where a feature needs more: the explanation
+    language model's training explanations)."""
     calibration = calibration if isinstance(calibration, Calibration) else Calibration.from_dict(calibration)
     columns: dict[str, Any] = {method: np.asarray(scores, dtype=float)}
-    rationales = {"r": [record["rationale"] for record in records]}
+    texts = [record["rationale"] for record in records]
     for name in CALIBRATION_TEXT_FEATURES:
         if name in calibration.features:
-            columns[name] = get_method(name).pointwise(None, list(records), rationales, {})["r"]
+            columns[name] = get_method(name).text_scores(list(records), texts, calibration.text_models.get(name))
     return calibration(columns)

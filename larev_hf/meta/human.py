@@ -53,6 +53,7 @@ from larev_hf.meta.robust_calibration import (
 )
 from larev_hf.meta.settings import HumanSettings, MetaSettings
 from larev_hf.methods import get_method, method_names
+from larev_hf.methods.baselines import text_models
 from larev_hf.pipeline import Run, baseline_builder_from_spec
 from larev_hf.report import markdown_table, save_figure
 from larev_hf.runner import StageRunner
@@ -252,6 +253,7 @@ class HumanEvaluation:
         for name, (calibration, out_of_fold) in fits.items():
             calibration.fitted_on.update(judgments=str(self.settings.judgments), human_column=human, half="select",
                                          split_seed=self.settings.split_seed, run_dir=str(self.run.dir))
+            calibration.text_models.update(text_models(features, self.run))
             scores = calibration({f: columns[f] for f in features})
             scores[select] = out_of_fold
             out[name] = scores

@@ -1,7 +1,8 @@
 """Rationale metrics, one module each, and the registry everything above reads.
 
 ``rev`` (REV), ``larev`` (LAREV), ``larev_grounded`` (LAREV-G, issue 32), ``rora`` (RoRA), ``simulatability`` (LAS, RQ), and the metric baselines of
-VARIF §5 (``baselines``: ROUGE-L, length, grounding, rationale-only accuracy). Each module declares its method's
+VARIF §5 (``baselines``: ROUGE-L, length, grounding, copied span, rationale-only accuracy; ``explanation_lm``: the
+explanation likelihood, issue 32). Each module declares its method's
 spec (name, title, formula, citation, model roles), settings dataclass, stages, ``score`` and bundle scorer; importing
 this package registers them in canonical order. A new metric is one module with a :class:`Method` subclass and one
 :func:`register_method` call (``docs/architecture.md``).
@@ -9,6 +10,7 @@ this package registers them in canonical order. A new metric is one module with 
 
 from larev_hf.methods.base import BundleScorer, Method, MethodResult, RunContext, Stage
 from larev_hf.methods.baselines import CopiedSpan, Grounding, Length, RationaleOnly, RougeL
+from larev_hf.methods.explanation_lm import ExplanationLM
 from larev_hf.methods.larev import LAREV
 from larev_hf.methods.larev_grounded import GroundedLAREV
 from larev_hf.methods.registry import (
@@ -23,12 +25,12 @@ from larev_hf.methods.rev import REV, ConditionalVMethod
 from larev_hf.methods.rora import RoRA
 from larev_hf.methods.simulatability import LAS, RQ
 
-for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), RougeL(), Length(), Grounding(), CopiedSpan(), RationaleOnly()):
+for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), RougeL(), Length(), Grounding(), CopiedSpan(), ExplanationLM(), RationaleOnly()):
     if _method.name not in method_names():
         register_method(_method)
 
 __all__ = [
-    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "REV", "RQ",
+    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "ExplanationLM", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "REV", "RQ",
     "RationaleOnly", "RoRA", "RougeL", "RunContext",
     "Stage", "exportable_methods", "get_method", "method_names", "register_method", "resolve_methods",
     "unregister_method",

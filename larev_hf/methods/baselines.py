@@ -46,12 +46,31 @@ class HeuristicBaseline(Method):
     def stages(self, config: Any) -> list[Stage]:
         return []
 
+    def calibration_state(self, context: RunContext) -> dict[str, Any] | None:
+        """What a calibration must carry to compute this score outside the run (``None``: r and x suffice)."""
+        return None
+
+    def text_scores(self, records: Sequence[Mapping[str, Any]], texts: Sequence[str],
+                    state: Mapping[str, Any] | None) -> np.ndarray:
+        """This score of ``texts`` outside a run (a bundle's calibration), from :meth:`calibration_state`'s ``state``."""
+        return self.pointwise(None, list(records), {"r": list(texts)}, {})["r"]
+
     def score(self, context: RunContext, records, variants, shared) -> MethodResult:
         scores = self.pointwise(context, records, variants, shared)
         summary = summarize_variants(scores, n_boot=context.config.n_boot, seed=context.config.seed)
         summary.update(unit=self.unit, kind=self.kind)
         columns = {f"{self.name}/{variant}": [float(x) for x in values] for variant, values in scores.items()}
         return MethodResult(summary, scores, columns)
+
+
+def text_models(features: Sequence[str], context: RunContext) -> dict[str, dict[str, Any]]:
+    """The calibration states (:meth:`HeuristicBaseline.calibration_state`) of the metric baselines among
+    ``features`` that need more than the text, read from the run ``context``."""
+    from larev_hf.methods.registry import get_method, method_names
+
+    states = {name: get_method(name).calibration_state(context) for name in features
+              if name in method_names() and isinstance(get_method(name), HeuristicBaseline)}
+    return {name: state for name, state in states.items() if state is not None}
 
 
 class RougeL(HeuristicBaseline):

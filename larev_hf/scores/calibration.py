@@ -64,6 +64,8 @@ class Calibration:
         threshold: the human share at or above which an explanation counted as acceptable.
         caps: per feature, an upper bound applied before standardisation (after the log), or ``None``.
         fitted_on: where it was fitted (file, instances, cross-validated L2 strength, ...), for the record.
+        text_models: per text feature that needs more than the text (``explanation_lm``: its training explanations,
+            order and copy weight), what it needs, so that a bundle computes the feature as the run did.
     """
 
     features: list[str]
@@ -74,6 +76,7 @@ class Calibration:
     threshold: float = 0.5
     fitted_on: dict[str, Any] = field(default_factory=dict)
     caps: list[float | None] | None = None
+    text_models: dict[str, Any] = field(default_factory=dict)
 
     def __call__(self, columns: Mapping[str, Any]) -> np.ndarray:
         """The calibrated score (log-odds of "acceptable") of each explanation, from its feature scores."""
@@ -85,7 +88,7 @@ class Calibration:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> Calibration:
-        known = {"features", "mean", "scale", "coef", "intercept", "threshold", "fitted_on", "caps"}
+        known = {"features", "mean", "scale", "coef", "intercept", "threshold", "fitted_on", "caps", "text_models"}
         if unknown := sorted(set(values) - known):
             raise ValueError(f"calibration: unknown keys {unknown}; expected {sorted(known)}")
         calibration = cls(**values)

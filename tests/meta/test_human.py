@@ -317,3 +317,31 @@ def test_a_calibrated_bundle_returns_the_calibrated_score_through_evaluate_load(
     assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "larev", "--output-dir",
                  str(tmp_path / "b2"), "--calibration", str(tmp_path / "refused.json"), "--force"]) == 2
     assert "calibration reads ['rev'], which a larev bundle cannot compute" in capsys.readouterr().err
+
+
+def test_a_calibration_reading_the_explanation_lm_carries_it_into_a_bundle(tiny_run: Path, judged_file: Path,
+                                                                           tmp_path: Path) -> None:
+    """Issue 32: the explanation language model needs the run's training explanations; the calibration carries them,
+    so a bundle's calibrated score equals the calibration applied to the run's own explanation_lm scores."""
+    from larev_hf.hub import EvaluatorBundle
+    from larev_hf.scores.calibration import Calibration
+
+    human_evaluate(tiny_run, judged_file, tmp_path / "h", progress=False, methods=["larev", "explanation_lm"],
+                   calibrate=["larev", "explanation_lm"], calibration_fit="agreement", half="held", n_boot=20)
+    calibration = Calibration.load(tmp_path / "h" / "calibration.json")
+    run = Run.load(tiny_run, progress=False)
+    state = calibration.text_models["explanation_lm"]
+    assert state["explanations"] == [r["rationale"] for r in run.split_records("train")]
+    assert (state["order"], state["copy"]) == (run.config.explanation_lm_order, run.config.explanation_lm_copy)
+    assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "larev", "--output-dir",
+                 str(tmp_path / "bundle"), "--calibration", str(tmp_path / "h" / "calibration.json"), "--force"]) == 0
+    records = run.split_records("test")[:6]
+    texts = [r["rationale"] for r in records][:3] + ["the answer is " + r["label"] for r in records][3:]
+    out = EvaluatorBundle.from_pretrained(tmp_path / "bundle").score(texts, [r["label"] for r in records], records)
+    own = get_method("explanation_lm").pointwise(run, records, {"r": texts}, {})["r"]
+    assert out.calibrated == pytest.approx(calibration({"larev": out.scores, "explanation_lm": own}).tolist())
+    stripped = Calibration(**{**calibration.to_dict(), "text_models": {}})
+    with pytest.raises(ValueError, match="carries no explanation language model"):
+        from larev_hf.hub.scoring import calibrated_scores
+
+        calibrated_scores(stripped, "larev", out.scores, records)

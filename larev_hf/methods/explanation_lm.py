@@ -1,0 +1,132 @@
+"""Explanation likelihood (issue 32): how likely ``r`` is as an explanation *of this input*.
+
+    EL(r, x) = 1/(|r|+1) · Σ_i log[(1 − λ) · p_LM(w_i | w_{i−n+1} … w_{i−1}) + λ · 1[w_i ∈ x] / |x|_types]
+
+``p_LM`` is an n-gram language model of the run's training explanations (Witten-Bell interpolation, ``nltk.lm``;
+order ``--explanation-lm-order``), mixed with a copy distribution over the input's words (weight
+``--explanation-lm-copy``, a cache/pointer mixture): the mean log-probability per word, end of sentence included.
+
+Why, and what it measures: LAREV and LAREV-G ask how much label evidence a rationale adds; nothing in them asks
+whether the rationale is an explanation of this input at all, and a learned evaluator that reads label cues scores
+another instance's explanation, the gold's words shuffled and "the answer is entailment ." like the gold
+(docs/meta.md). A language model of explanations, conditioned on the input only through the words it can copy,
+gives the missing half: text that is not written like an explanation (a label statement, a template, shuffled
+words) or not about this input (another instance's explanation, whose words are not in x) is unlikely. It is the
+open, local counterpart of GPT-3's own NLL in the acceptability study (Wiegreffe et al., 2022), which agrees with
+people better than any learned metric here. It does not read the label: it is a grounding and fluency feature for a
+calibration beside a label-evidence metric (``--calibrate larev_grounded,explanation_lm,...``), not a metric of new
+label information on its own, and an explanation that copies the input gains from the copy term (docs/human.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from larev_hf.methods.baselines import HeuristicBaseline, input_text
+from larev_hf.methods.settings import help_field
+
+#: Weight of a uniform distribution over the vocabulary (plus one unknown word) inside ``p_LM``, so that a word the
+#: training explanations never used has a finite log-probability (Witten-Bell's unigram level gives it 0).
+UNSEEN_WORD_WEIGHT = 1e-3
+
+
+@dataclass
+class ExplanationLMSettings:
+    """The explanation language model's settings (read only when ``explanation_lm`` is scored)."""
+
+    explanation_lm_order: int = help_field(
+        3, "explanation_lm: the n-gram order of the language model of the run's training explanations",
+        report_only=True)
+    explanation_lm_copy: float = help_field(
+        0.2, "explanation_lm: the weight λ of copying a word of the input x (0: an unconditional language model, "
+        "blind to which input the rationale explains; chosen on the select half of the SNLI acceptability file)",
+        report_only=True)
+
+    def validate(self, config: Any) -> None:
+        if self.explanation_lm_order < 1:
+            raise ValueError(f"--explanation-lm-order {self.explanation_lm_order}: expected an integer ≥ 1")
+        if not 0.0 <= self.explanation_lm_copy < 1.0:
+            raise ValueError(f"--explanation-lm-copy {self.explanation_lm_copy}: expected a weight in [0, 1)")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words and punctuation (``nltk``'s regular-expression tokenizer: no data files needed)."""
+    from nltk.tokenize import wordpunct_tokenize
+
+    return wordpunct_tokenize(str(text).lower())
+
+
+class ExplanationLanguageModel:
+    """An n-gram model of explanations (Witten-Bell, ``nltk.lm``) with a copy distribution over an input's words."""
+
+    def __init__(self, explanations: Sequence[str], order: int = 3) -> None:
+        from nltk.lm import WittenBellInterpolated
+        from nltk.lm.preprocessing import padded_everygram_pipeline
+
+        texts = [words(text) for text in explanations if str(text).strip()]
+        if not texts:
+            raise ValueError("explanation_lm: the run's training split has no rationale to fit the language model on")
+        self.order = order
+        self.model = WittenBellInterpolated(order)
+        ngrams, vocabulary = padded_everygram_pipeline(order, texts)
+        self.model.fit(ngrams, vocabulary)
+        self.unseen = 1.0 / (len(self.model.vocab) + 1)
+        self.probability = functools.lru_cache(maxsize=None)(self._probability)
+
+    def _probability(self, word: str, context: tuple[str, ...]) -> float:
+        return (1 - UNSEEN_WORD_WEIGHT) * self.model.score(word, list(context)) + UNSEEN_WORD_WEIGHT * self.unseen
+
+    def mean_log_probability(self, text: str, source: str, copy: float) -> float:
+        """EL(r, x) of the module docstring: ``text`` is r, ``source`` is x."""
+        source_words = set(words(source))
+        padded = ["<s>"] * (self.order - 1) + words(text) + ["</s>"]
+        total = 0.0
+        for i in range(self.order - 1, len(padded)):
+            word = padded[i]
+            copied = 1.0 / len(source_words) if word in source_words else 0.0
+            context = tuple(padded[i - self.order + 1:i])
+            total += math.log((1 - copy) * self.probability(word, context) + copy * copied)
+        return total / (len(padded) - self.order + 1)
+
+
+@functools.lru_cache(maxsize=4)
+def fitted_language_model(explanations: tuple[str, ...], order: int) -> ExplanationLanguageModel:
+    """One fit per (training explanations, order) in a process: meta and human score many passes with it."""
+    return ExplanationLanguageModel(explanations, order)
+
+
+class ExplanationLM(HeuristicBaseline):
+    """EL(r, x), the explanation likelihood (see the module docstring)."""
+
+    name = "explanation_lm"
+    in_all = False  # a calibration feature, as grounding: `meta` and `human` score it; a run's report when asked
+    title = "Explanation LM(r | x)"
+    formula = "mean log[(1 − λ) p_LM(w | n-gram context) + λ 1[w ∈ x] / |x|], p_LM of the training explanations"
+    unit = "nats per word"
+    settings_class = ExplanationLMSettings
+
+    def calibration_state(self, context) -> dict[str, Any]:
+        """The run's training explanations and the model's settings: a calibration that reads this score carries
+        them, so a bundle fits the same language model (seconds) and scores as the run did."""
+        config = context.config
+        return {"order": getattr(config, "explanation_lm_order", ExplanationLMSettings.explanation_lm_order),
+                "copy": getattr(config, "explanation_lm_copy", ExplanationLMSettings.explanation_lm_copy),
+                "explanations": [record["rationale"] for record in context.split_records("train")]}
+
+    def text_scores(self, records, texts, state) -> np.ndarray:
+        if not state:
+            raise ValueError("explanation_lm: this calibration carries no explanation language model (text_models); "
+                             "fit it again with `larev-hf human --calibrate ...` so that it does")
+        model = fitted_language_model(tuple(state["explanations"]), int(state["order"]))
+        return np.array([model.mean_log_probability(text, input_text(record), float(state["copy"]))
+                         for record, text in zip(records, texts, strict=True)])
+
+    def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
+        state = self.calibration_state(context)
+        return {variant: self.text_scores(records, texts, state) for variant, texts in variants.items()}
