@@ -244,7 +244,9 @@ class HumanEvaluation:
             fits = {"calibrated": (calibration, out_of_fold), **fits}
             test = attacks["test"]
             method_aucs = test.family_aucs(test.columns[method])
-            section.update(method=method, candidates=table, robustness={"method": method_aucs, **{
+            section.update(method=method, candidates=table,
+                           check_examples=calibration.fitted_on["robust"]["n_check_examples"],
+                           robustness={"method": method_aucs, **{
                 name: {"aucs": (aucs := test.family_aucs(fit[0](test.columns))),
                        "shortfalls": robustness_shortfalls(aucs, method_aucs)} for name, fit in fits.items()}})
         else:

@@ -124,6 +124,11 @@ def test_human_calibrate_reports_robustness_beside_agreement_and_meta_scores_the
     assert sum(row["chosen"] for row in section["candidates"]) == 1
     markdown = (tmp_path / "h" / "human_report.md").read_text()
     assert "Robustness of the calibrated score" in markdown and "Worst VARSuite AUC (test)" in markdown
+    # the tiny run's validation split is small: the report says the choice may not hold on the test split
+    examples = len({row["id"] for row in map(json.loads, (tmp_path / "h" / "attacks" / "validation" /
+                                                          "suite.jsonl").open())})
+    assert section["check_examples"] == examples // 2 < 500
+    assert f"**The choice was checked on {examples // 2} validation examples**" in markdown
     assert (tmp_path / "h" / "attacks" / "validation" / "meta_report.json").is_file()
     with pytest.raises(ValueError, match="name a learned metric"):
         human_evaluate(tiny_run, judged_file, tmp_path / "h2", progress=False, methods=["length", "grounding"],
