@@ -34,8 +34,12 @@ def main() -> None:
     args = parser.parse_args()
     human_dir, calibration = Path(args.human_dir), Calibration.load(args.calibration)
     judged = [row for _, row in read_jsonl(human_dir / "judged.jsonl")]
-    features = {name: np.array([row["score"] for _, row in read_jsonl(human_dir / "scores" / f"{name}.jsonl")])
-                for name in calibration.features}
+    features = {}
+    for name in calibration.features:
+        rows = [row for _, row in read_jsonl(human_dir / "scores" / f"{name}.jsonl")]
+        if [row["id"] for row in rows] != [row["id"] for row in judged]:
+            raise ValueError(f"{human_dir}/scores/{name}.jsonl does not score judged.jsonl's explanations in order")
+        features[name] = np.array([row["score"] for row in rows])
     scores = {"calibrated": calibration(features), **features}
     instances, sources = [r["instance"] for r in judged], np.array([r.get("source", "") for r in judged])
     result: dict = {"human_dir": args.human_dir, "calibration": args.calibration, "columns": {}}

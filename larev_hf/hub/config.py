@@ -105,9 +105,14 @@ class BundleConfig:
             from larev_hf.scores.calibration import Calibration
 
             readable = {self.method, *CALIBRATION_TEXT_FEATURES}
-            if unreadable := [f for f in Calibration.from_dict(self.calibration).features if f not in readable]:
+            calibration = Calibration.from_dict(self.calibration)
+            if unreadable := [f for f in calibration.features if f not in readable]:
                 raise ValueError(f"calibration reads {unreadable}, which a {self.method} bundle cannot compute; it can "
                                  f"read {sorted(readable)}")
+            if stateless := [f for f in calibration.features if f != self.method and getattr(
+                    get_method(f), "needs_state", False) and f not in calibration.text_models]:
+                raise ValueError(f"calibration reads {stateless} but carries no text_models for them; fit it again "
+                                 "with `larev-hf human --calibrate ...` so that it does")
         if self.format_version > FORMAT_VERSION:
             raise ValueError(f"bundle format {self.format_version} is newer than this larev-hf ({__version__}) reads "
                              f"(format {FORMAT_VERSION}); upgrade larev-hf")

@@ -106,6 +106,11 @@ class MetaEvaluation:
         method's are (issue 35)."""
         calibration = self.calibration()
         scores = self.suite_scores(calibration.features)
+        if calibration.text_models:  # a feature computed as the calibration was fitted, e.g. on another run's text
+            suite = {(row["id"], row["family"]): row for row in self.suite()}
+            rows = [suite[key] for key in zip(scores.ids.tolist(), scores.families.tolist(), strict=True)]
+            for name, state in calibration.text_models.items():
+                scores.columns[name] = get_method(name).text_scores(rows, [r["rationale"] for r in rows], state)
         value = dict(zip(zip(scores.ids.tolist(), scores.families.tolist(), strict=True),
                          calibration(scores.columns), strict=True))
         rows = [row for row in self.suite() if (row["id"], row["family"]) in value]
@@ -477,8 +482,9 @@ def meta_evaluate_bundles(bundles: Mapping[str, Any], records: Sequence[Mapping[
                                                         title=f"{bundle.spec.title} ({key}, calibrated)")
     for name in baselines:
         method = get_method(name)
-        if method.stages(None):
-            raise ValueError(f"baseline {name!r} needs trained models; only model-free baselines go with bundles")
+        if method.stages(None) or getattr(method, "needs_state", False):
+            raise ValueError(f"baseline {name!r} needs a run (trained models or its training text); only baselines "
+                             "computed from the rationale and the input go with bundles")
         values = method.pointwise(None, rows, {"suite": [r["rationale"] for r in rows]}, {})["suite"]
         scored = scored_rows(rows, values)
         write_jsonl(output_dir / "scores" / f"{name}.jsonl", scored)

@@ -42,6 +42,9 @@ class HeuristicBaseline(Method):
     """A score computed from the rationale and the record alone (no trained model unless :meth:`stages` says so)."""
 
     kind = "baseline"
+    #: whether the score needs more than r and x (:meth:`calibration_state`): then it cannot be scored outside a run
+    #: unless a calibration carries that state
+    needs_state: bool = False
 
     def stages(self, config: Any) -> list[Stage]:
         return []

@@ -2,9 +2,11 @@
 
     EL(r, x) = 1/(|r|+1) · Σ_i log[(1 − λ) · p_LM(w_i | w_{i−n+1} … w_{i−1}) + λ · 1[w_i ∈ x] / |x|_types]
 
-``p_LM`` is an n-gram language model of the run's training explanations (Witten-Bell interpolation, ``nltk.lm``;
-order ``--explanation-lm-order``), mixed with a copy distribution over the input's words (weight
-``--explanation-lm-copy``, a cache/pointer mixture): the mean log-probability per word, end of sentence included.
+``p_LM`` is an n-gram language model of the run's training explanations (the gold ones, whatever
+``--train-rationale`` trains the evaluators on; Witten-Bell interpolation, ``nltk.lm``; order
+``--explanation-lm-order``) with a uniform floor of weight :data:`UNSEEN_WORD_WEIGHT` over its vocabulary, mixed with a
+copy distribution over the input's words (weight ``--explanation-lm-copy``, a cache/pointer mixture): the mean
+log-probability per word, the end of the sentence included (from order 2: a unigram model is fitted without it).
 
 Why, and what it measures: LAREV and LAREV-G ask how much label evidence a rationale adds; nothing in them asks
 whether the rationale is an explanation of this input at all, and a learned evaluator that reads label cues scores
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +33,11 @@ import numpy as np
 from larev_hf.methods.baselines import HeuristicBaseline, input_text
 from larev_hf.methods.settings import help_field
 
-#: Weight of a uniform distribution over the vocabulary (plus one unknown word) inside ``p_LM``, so that a word the
-#: training explanations never used has a finite log-probability (Witten-Bell's unigram level gives it 0).
+#: Weight of a uniform distribution over the vocabulary (nltk's, with its ``<UNK>``) inside ``p_LM``, so that a word
+#: the training explanations never used has a finite log-probability (Witten-Bell's unigram level gives it 0).
 UNSEEN_WORD_WEIGHT = 1e-3
+#: Bound of each model's cache of word probabilities (one entry per distinct word and context scored).
+PROBABILITY_CACHE = 2**20
 
 
 @dataclass
@@ -69,15 +73,15 @@ class ExplanationLanguageModel:
         from nltk.lm import WittenBellInterpolated
         from nltk.lm.preprocessing import padded_everygram_pipeline
 
-        texts = [words(text) for text in explanations if str(text).strip()]
+        texts = [words(text) for text in explanations if text is not None and str(text).strip()]
         if not texts:
             raise ValueError("explanation_lm: the run's training split has no rationale to fit the language model on")
         self.order = order
         self.model = WittenBellInterpolated(order)
         ngrams, vocabulary = padded_everygram_pipeline(order, texts)
         self.model.fit(ngrams, vocabulary)
-        self.unseen = 1.0 / (len(self.model.vocab) + 1)
-        self.probability = functools.lru_cache(maxsize=None)(self._probability)
+        self.unseen = 1.0 / len(self.model.vocab)
+        self.probability = functools.lru_cache(maxsize=PROBABILITY_CACHE)(self._probability)
 
     def _probability(self, word: str, context: tuple[str, ...]) -> float:
         return (1 - UNSEEN_WORD_WEIGHT) * self.model.score(word, list(context)) + UNSEEN_WORD_WEIGHT * self.unseen
@@ -107,24 +111,34 @@ class ExplanationLM(HeuristicBaseline):
     name = "explanation_lm"
     in_all = False  # a calibration feature, as grounding: `meta` and `human` score it; a run's report when asked
     title = "Explanation LM(r | x)"
-    formula = "mean log[(1 − λ) p_LM(w | n-gram context) + λ 1[w ∈ x] / |x|], p_LM of the training explanations"
+    formula = "mean log[(1 − λ) p_LM(w | n-gram context) + λ 1[w ∈ x] / |x|_types], p_LM of the training explanations"
     unit = "nats per word"
     settings_class = ExplanationLMSettings
 
-    def calibration_state(self, context) -> dict[str, Any]:
-        """The run's training explanations and the model's settings: a calibration that reads this score carries
-        them, so a bundle fits the same language model (seconds) and scores as the run did."""
+    needs_state = True
+
+    def calibration_state(self, context: Any) -> dict[str, Any]:
+        """The run's gold training explanations and the model's settings: a calibration that reads this score carries
+        them, so a bundle fits the same language model (seconds for ten thousand explanations; the bundle's
+        ``config_larev.json`` grows by their size) and scores as the run did."""
+        if context is None:
+            raise ValueError("explanation_lm reads a run's training explanations: score it in a run (`larev-hf meta "
+                             "--run-dir`, `larev-hf human`) or through a calibration that carries them")
         config = context.config
         return {"order": getattr(config, "explanation_lm_order", ExplanationLMSettings.explanation_lm_order),
                 "copy": getattr(config, "explanation_lm_copy", ExplanationLMSettings.explanation_lm_copy),
-                "explanations": [record["rationale"] for record in context.split_records("train")]}
+                "explanations": [record.get("rationale_gold", record["rationale"])
+                                 for record in context.split_records("train")]}
 
-    def text_scores(self, records, texts, state) -> np.ndarray:
+    def text_scores(self, records: Sequence[Mapping[str, Any]], texts: Sequence[str],
+                    state: Mapping[str, Any] | None) -> np.ndarray:
         if not state:
             raise ValueError("explanation_lm: this calibration carries no explanation language model (text_models); "
                              "fit it again with `larev-hf human --calibrate ...` so that it does")
-        model = fitted_language_model(tuple(state["explanations"]), int(state["order"]))
-        return np.array([model.mean_log_probability(text, input_text(record), float(state["copy"]))
+        settings = ExplanationLMSettings(explanation_lm_order=int(state["order"]), explanation_lm_copy=float(state["copy"]))
+        settings.validate(None)
+        model = fitted_language_model(tuple(state["explanations"]), settings.explanation_lm_order)
+        return np.array([model.mean_log_probability(text, input_text(record), settings.explanation_lm_copy)
                          for record, text in zip(records, texts, strict=True)])
 
     def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:

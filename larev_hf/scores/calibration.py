@@ -84,7 +84,12 @@ class Calibration:
         return z @ np.asarray(self.coef) + self.intercept
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as JSON; ``text_models`` only when there are some, so a calibration without them stays readable
+        by a larev-hf that predates the key."""
+        values = asdict(self)
+        if not values["text_models"]:
+            del values["text_models"]
+        return values
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> Calibration:

@@ -320,7 +320,7 @@ def test_a_calibrated_bundle_returns_the_calibrated_score_through_evaluate_load(
 
 
 def test_a_calibration_reading_the_explanation_lm_carries_it_into_a_bundle(tiny_run: Path, judged_file: Path,
-                                                                           tmp_path: Path) -> None:
+                                                                           tmp_path: Path, capsys) -> None:
     """Issue 32: the explanation language model needs the run's training explanations; the calibration carries them,
     so a bundle's calibrated score equals the calibration applied to the run's own explanation_lm scores."""
     from larev_hf.hub import EvaluatorBundle
@@ -341,7 +341,12 @@ def test_a_calibration_reading_the_explanation_lm_carries_it_into_a_bundle(tiny_
     own = get_method("explanation_lm").pointwise(run, records, {"r": texts}, {})["r"]
     assert out.calibrated == pytest.approx(calibration({"larev": out.scores, "explanation_lm": own}).tolist())
     stripped = Calibration(**{**calibration.to_dict(), "text_models": {}})
+    assert "text_models" not in stripped.to_dict()  # readable by a larev-hf that predates the key
     with pytest.raises(ValueError, match="carries no explanation language model"):
         from larev_hf.hub.scoring import calibrated_scores
 
         calibrated_scores(stripped, "larev", out.scores, records)
+    stripped.save(tmp_path / "stripped.json")  # refused at export, not at the first score
+    assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "larev", "--output-dir",
+                 str(tmp_path / "b2"), "--calibration", str(tmp_path / "stripped.json"), "--force"]) == 2
+    assert "calibration reads ['explanation_lm'] but carries no text_models" in capsys.readouterr().err

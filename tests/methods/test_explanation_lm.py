@@ -50,7 +50,7 @@ def test_a_unigram_model_with_copying_equals_a_hand_computation() -> None:
     source_types = set(source.lower().split())
 
     def probability(word: str) -> float:
-        language = (1 - UNSEEN_WORD_WEIGHT) * counts[word] / total + UNSEEN_WORD_WEIGHT / (vocabulary + 1)
+        language = (1 - UNSEEN_WORD_WEIGHT) * counts[word] / total + UNSEEN_WORD_WEIGHT / vocabulary
         return (1 - copy) * language + copy * (word in source_types) / len(source_types)
 
     expected = sum(math.log(probability(w)) for w in [*text.split(), "</s>"]) / (len(text.split()) + 1)
@@ -89,3 +89,15 @@ def test_bad_settings_name_the_flag(settings: ExplanationLMSettings, message: st
 def test_a_run_without_training_rationales_is_refused() -> None:
     with pytest.raises(ValueError, match="no rationale to fit the language model on"):
         ExplanationLanguageModel(["", "  "])
+
+
+def test_outside_a_run_it_needs_the_state_a_calibration_carries() -> None:
+    method = get_method("explanation_lm")
+    with pytest.raises(ValueError, match="reads a run's training explanations"):
+        method.pointwise(None, [record("A dog runs.", "An animal runs.")], {"r": ["a dog is an animal ."]}, {})
+    state = {"order": 3, "copy": 0.2, "explanations": TRAIN}
+    x = record("A dog runs.", "An animal runs.")
+    assert method.text_scores([x], ["a dog is an animal ."], state)[0] == pytest.approx(
+        method.pointwise(TrainingSplit(order=3, copy=0.2), [x], {"r": ["a dog is an animal ."]}, {})["r"][0])
+    with pytest.raises(ValueError, match=r"--explanation-lm-copy 1.0"):
+        method.text_scores([x], ["a dog ."], {**state, "copy": 1.0})
