@@ -30,16 +30,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--features", nargs="+", default=["larev,grounding", "larev,length,rouge_l"],
                         help="one comma list per calibration (the first feature set's method is reported alone too)")
     parser.add_argument("--robustness-examples", type=int, default=1000)
+    parser.add_argument("--robustness-fit-split", default="train", choices=("train", "validation"),
+                        help="where the fit's attack rows come from (train: the whole validation split checks the "
+                        "choice; validation: alternate halves, the figures measured before this option)")
     parser.add_argument("--baseline-columns", default="gpt3_nll:lower")
     parser.add_argument("--n-boot", type=int, default=200)
     parser.add_argument("--json", required=True)
     args = parser.parse_args(argv)
     rows: dict[str, dict[str, Any]] = {}
     for features in args.features:
-        output = Path(args.run_dir) / "human" / f"robust-{features.replace(',', '-')}"
+        suffix = "-fit-train" if args.robustness_fit_split == "train" else ""  # the earlier directories: validation
+        output = Path(args.run_dir) / "human" / f"robust-{features.replace(',', '-')}{suffix}"
         report = human_evaluate(args.run_dir, args.judgments, output, progress=False, half="held",
                                 calibrate=features.split(","), baseline_columns=args.baseline_columns.split(","),
-                                robustness_examples=args.robustness_examples, n_boot=args.n_boot)
+                                robustness_examples=args.robustness_examples, n_boot=args.n_boot,
+                                robustness_fit_split=args.robustness_fit_split)
         section, human = report["calibration"], next(iter(report["human"].values()))
         method_aucs = section["robustness"]["method"]
         names = {section["method"]: method_aucs, **{f"{features} ({'robust' if n == 'calibrated' else 'agreement'})":

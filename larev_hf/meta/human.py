@@ -212,7 +212,7 @@ class HumanEvaluation:
         """VARSuite on the run's validation split (to choose the fit) and test split (to report it), scored with the
         calibration's features under ``attacks/<split>`` (each a ``larev-hf meta`` directory, resumable)."""
         out = {}
-        for split in ("validation", "test"):
+        for split in ("validation", "test", *(["train"] if self.settings.robustness_fit_split == "train" else [])):
             evaluation = MetaEvaluation(self.run, MetaSettings(methods=list(self.settings.calibrate), split=split,
                                                                max_examples=self.settings.robustness_examples),
                                         self.dir / "attacks" / split)
@@ -240,7 +240,8 @@ class HumanEvaluation:
         if attacks is not None:
             method = self.calibration_method()
             calibration, out_of_fold, table = robust_calibration(fit_columns, judged, instances, features, method,
-                                                                 attacks["validation"], seed=self.run.config.seed)
+                                                                 attacks["validation"], seed=self.run.config.seed,
+                                                                 fit_attacks=attacks.get("train"))
             fits = {"calibrated": (calibration, out_of_fold), **fits}
             test = attacks["test"]
             method_aucs = test.family_aucs(test.columns[method])

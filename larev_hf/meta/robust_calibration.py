@@ -113,16 +113,19 @@ def _caps(columns: Mapping[str, np.ndarray], acceptable: np.ndarray, features: S
 
 def robust_calibration(columns: Mapping[str, np.ndarray], human: Any, instance_ids: Sequence[Any],
                        features: Sequence[str], method: str, attacks: AttackScores, threshold: float = 0.5,
-                       seed: int = 0) -> tuple[Calibration, np.ndarray, list[dict[str, Any]]]:
+                       seed: int = 0, fit_attacks: AttackScores | None = None
+                       ) -> tuple[Calibration, np.ndarray, list[dict[str, Any]]]:
     """Choose and fit the calibration (see the module docstring). Returns it, its out-of-fold scores on the judged rows
-    and the table of every candidate (caps quantile, attack weight, shrink, agreement, check-half AUCs, shortfalls)."""
+    and the table of every candidate (caps quantile, attack weight, shrink, agreement, check-half AUCs, shortfalls).
+    With ``fit_attacks`` (VARSuite on another split, e.g. the training split) those rows enter the fit and all of
+    ``attacks`` checks the choice, instead of alternate halves of ``attacks``."""
     features = list(features)
     if method not in features:
         raise ValueError(f"a robust calibration needs the method's own score among its features; {method!r} is not "
                          f"in {features}")
     human = np.asarray(human, dtype=float)
     acceptable = human >= threshold
-    fit_half, check_half = attacks.halves()
+    fit_half, check_half = attacks.halves() if fit_attacks is None else (fit_attacks, attacks)
     unacceptable = fit_half.subset(fit_half.families != REFERENCE).columns
     method_aucs = check_half.family_aucs(check_half.columns[method])
     text = [name for name in features if name != method]
@@ -190,7 +193,8 @@ def render_robustness(report: Mapping[str, Any]) -> list[str]:
         out += [f"**The choice was checked on {check} validation examples**, fewer than {FEW_CHECK_EXAMPLES}: an AUC "
                 "there has a standard error near 0.03, and with 150 the chosen fit failed one family on the test split "
                 "in two of three evaluator seeds (docs/human.md). Give the run a larger validation split "
-                "(`--max-eval-examples`) and `--robustness-examples` 1,000 or more.", ""]
+                "(`--max-eval-examples`) and `--robustness-examples` 1,000 or more, or take the fit's attack rows from "
+                "the training split (`--robustness-fit-split train`) so that every validation example checks it.", ""]
     rows = [[family, f"{value:.3f}", *(f"{robustness[n]['aucs'][family]:.3f}"
                                        + (" ✗" if family in robustness[n]["shortfalls"] else "") for n in names)]
             for family, value in robustness["method"].items()]

@@ -94,6 +94,11 @@ class HumanSettings:
     robustness_examples: int = help_field(
         1000, "--calibrate: examples of the run's validation split (to choose the fit) and test split (to report its "
         "robustness) that VARSuite is built from", report_only=True)
+    robustness_fit_split: str = help_field(
+        "train", "--calibrate robust: the split whose VARSuite rows enter the fit as unacceptable explanations: train "
+        "(the whole validation split then checks the choice) or validation (alternate examples, the others check it: "
+        "half as many; with a 300-row split the choice failed a family on the test split in two of three seeds)",
+        choices=("train", "validation"), report_only=True)
     max_instances: int | None = help_field(None, "only the file's first N instances")
     reduction: str | None = help_field(
         None, "log p(y | ·) as the summed (sum) or REV's mean (mean) label-token log-prob when scoring (default: the "

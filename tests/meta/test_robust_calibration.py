@@ -13,6 +13,7 @@ from larev_hf.cli import main
 from larev_hf.meta import human_evaluate
 from larev_hf.meta.robust_calibration import (
     ROBUST_FLOOR,
+    SELECTION_MARGIN,
     AttackScores,
     robust_calibration,
     robustness_shortfalls,
@@ -100,6 +101,18 @@ def test_a_robust_fit_ranks_a_copy_of_the_input_below_the_gold_where_a_fit_to_pe
     assert chosen["agreement"] == pytest.approx(max(row["agreement"] for row in table if not row["shortfalls"]))
 
 
+def test_attack_rows_of_another_split_enter_the_fit_and_all_of_the_checked_split_checks_it() -> None:
+    columns, human, instances, attacks = _copy_world(0)
+    _, _, _, train = _copy_world(2)
+    robust, _, table = robust_calibration(columns, human, instances, ["larev", "grounding"], "larev", attacks,
+                                          fit_attacks=train)
+    assert robust.fitted_on["robust"]["n_attack_rows"] == {"fit": 800, "check": 800}
+    assert robust.fitted_on["robust"]["n_check_examples"] == 400  # every example, not alternate halves
+    chosen = next(row for row in table if row["chosen"])
+    assert chosen["aucs"] == pytest.approx(attacks.family_aucs(robust(attacks.columns)))
+    assert chosen["aucs"]["input_copy"] >= ROBUST_FLOOR + SELECTION_MARGIN
+
+
 def test_attack_rows_enter_the_fit_as_unacceptable() -> None:
     columns, human, instances, attacks = _copy_world(0)
     copies = attacks.subset(attacks.families == "input_copy").columns
@@ -127,8 +140,15 @@ def test_human_calibrate_reports_robustness_beside_agreement_and_meta_scores_the
     # the tiny run's validation split is small: the report says the choice may not hold on the test split
     examples = len({row["id"] for row in map(json.loads, (tmp_path / "h" / "attacks" / "validation" /
                                                           "suite.jsonl").open())})
-    assert section["check_examples"] == examples // 2 < 500
-    assert f"**The choice was checked on {examples // 2} validation examples**" in markdown
+    # the training split's attack rows are in the fit (the default), so every validation example checks the choice
+    assert (tmp_path / "h" / "attacks" / "train" / "suite.jsonl").is_file()
+    assert section["check_examples"] == examples < 500
+    assert f"**The choice was checked on {examples} validation examples**" in markdown
+    # the fit on alternate validation examples checks on the others: half as many
+    halves = human_evaluate(tiny_run, judged_file, tmp_path / "h3", progress=False, methods=["larev", "grounding"],
+                            calibrate=["larev", "grounding"], half="held", n_boot=20, robustness_fit_split="validation")
+    assert not (tmp_path / "h3" / "attacks" / "train").exists()
+    assert halves["calibration"]["check_examples"] == examples // 2
     assert (tmp_path / "h" / "attacks" / "validation" / "meta_report.json").is_file()
     with pytest.raises(ValueError, match="name a learned metric"):
         human_evaluate(tiny_run, judged_file, tmp_path / "h2", progress=False, methods=["length", "grounding"],
