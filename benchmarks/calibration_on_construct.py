@@ -24,6 +24,17 @@ from larev_hf.meta.human_stats import agreement_table
 from larev_hf.scores.calibration import Calibration
 
 
+def feature_columns(human_dir: Path, judged: list[dict], names: list[str]) -> dict[str, np.ndarray]:
+    """Each named method's score of every judged explanation, from ``scores/<name>.jsonl``, in ``judged``'s order."""
+    columns = {}
+    for name in names:
+        rows = [row for _, row in read_jsonl(human_dir / "scores" / f"{name}.jsonl")]
+        if [row["id"] for row in rows] != [row["id"] for row in judged]:
+            raise ValueError(f"{human_dir}/scores/{name}.jsonl does not score judged.jsonl's explanations in order")
+        columns[name] = np.array([row["score"] for row in rows])
+    return columns
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--human-dir", required=True, help="a `larev-hf human` output directory")
@@ -34,12 +45,7 @@ def main() -> None:
     args = parser.parse_args()
     human_dir, calibration = Path(args.human_dir), Calibration.load(args.calibration)
     judged = [row for _, row in read_jsonl(human_dir / "judged.jsonl")]
-    features = {}
-    for name in calibration.features:
-        rows = [row for _, row in read_jsonl(human_dir / "scores" / f"{name}.jsonl")]
-        if [row["id"] for row in rows] != [row["id"] for row in judged]:
-            raise ValueError(f"{human_dir}/scores/{name}.jsonl does not score judged.jsonl's explanations in order")
-        features[name] = np.array([row["score"] for row in rows])
+    features = feature_columns(human_dir, judged, calibration.features)
     scores = {"calibrated": calibration(features), **features}
     instances, sources = [r["instance"] for r in judged], np.array([r.get("source", "") for r in judged])
     result: dict = {"human_dir": args.human_dir, "calibration": args.calibration, "columns": {}}

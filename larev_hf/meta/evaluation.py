@@ -106,14 +106,14 @@ class MetaEvaluation:
         method's are (issue 35)."""
         calibration = self.calibration()
         scores = self.suite_scores(calibration.features)
+        keys = list(zip(scores.ids.tolist(), scores.families.tolist(), strict=True))
+        suite = {(row["id"], row["family"]): row for row in self.suite()}
         if calibration.text_models:  # a feature computed as the calibration was fitted, e.g. on another run's text
-            suite = {(row["id"], row["family"]): row for row in self.suite()}
-            rows = [suite[key] for key in zip(scores.ids.tolist(), scores.families.tolist(), strict=True)]
+            scored = [suite[key] for key in keys]
             for name, state in calibration.text_models.items():
-                scores.columns[name] = get_method(name).text_scores(rows, [r["rationale"] for r in rows], state)
-        value = dict(zip(zip(scores.ids.tolist(), scores.families.tolist(), strict=True),
-                         calibration(scores.columns), strict=True))
-        rows = [row for row in self.suite() if (row["id"], row["family"]) in value]
+                scores.columns[name] = get_method(name).text_scores(scored, [r["rationale"] for r in scored], state)
+        value = dict(zip(keys, calibration(scores.columns), strict=True))
+        rows = [row for key, row in suite.items() if key in value]
         learned = [f for f in calibration.features if get_method(f).kind == "metric"] or calibration.features
         return meta_summary(learned[0], scored_rows(rows, [value[(r["id"], r["family"])] for r in rows]),
                             n_boot=self.settings.n_boot, seed=self.seed,

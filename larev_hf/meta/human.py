@@ -247,6 +247,7 @@ class HumanEvaluation:
             method_aucs = test.family_aucs(test.columns[method])
             section.update(method=method, candidates=table,
                            check_examples=calibration.fitted_on["robust"]["n_check_examples"],
+                           fit_split=self.settings.robustness_fit_split,
                            robustness={"method": method_aucs, **{
                 name: {"aucs": (aucs := test.family_aucs(fit[0](test.columns))),
                        "shortfalls": robustness_shortfalls(aucs, method_aucs)} for name, fit in fits.items()}})

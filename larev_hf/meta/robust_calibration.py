@@ -193,8 +193,9 @@ def render_robustness(report: Mapping[str, Any]) -> list[str]:
         out += [f"**The choice was checked on {check} validation examples**, fewer than {FEW_CHECK_EXAMPLES}: an AUC "
                 "there has a standard error near 0.03, and with 150 the chosen fit failed one family on the test split "
                 "in two of three evaluator seeds (docs/human.md). Give the run a larger validation split "
-                "(`--max-eval-examples`) and `--robustness-examples` 1,000 or more, or take the fit's attack rows from "
-                "the training split (`--robustness-fit-split train`) so that every validation example checks it.", ""]
+                "(`--max-eval-examples`) and `--robustness-examples` 1,000 or more"
+                + ("." if section.get("fit_split") == "train" else ", or take the fit's attack rows from the training "
+                   "split (`--robustness-fit-split train`) so that every validation example checks it."), ""]
     rows = [[family, f"{value:.3f}", *(f"{robustness[n]['aucs'][family]:.3f}"
                                        + (" ✗" if family in robustness[n]["shortfalls"] else "") for n in names)]
             for family, value in robustness["method"].items()]

@@ -42,20 +42,17 @@ class HeuristicBaseline(Method):
     """A score computed from the rationale and the record alone (no trained model unless :meth:`stages` says so)."""
 
     kind = "baseline"
-    #: whether the score needs more than r and x (:meth:`calibration_state`): then it cannot be scored outside a run
-    #: unless a calibration carries that state
+    #: whether the score needs more than r and x: then the subclass defines ``calibration_state(context)``, what a
+    #: calibration must carry to compute it outside the run, and it cannot be scored there without that state
     needs_state: bool = False
 
     def stages(self, config: Any) -> list[Stage]:
         return []
 
-    def calibration_state(self, context: RunContext) -> dict[str, Any] | None:
-        """What a calibration must carry to compute this score outside the run (``None``: r and x suffice)."""
-        return None
-
     def text_scores(self, records: Sequence[Mapping[str, Any]], texts: Sequence[str],
                     state: Mapping[str, Any] | None) -> np.ndarray:
-        """This score of ``texts`` outside a run (a bundle's calibration), from :meth:`calibration_state`'s ``state``."""
+        """This score of ``texts`` outside a run (a bundle's calibration), from the ``state`` a calibration carries
+        (``None`` where :attr:`needs_state` is false)."""
         return self.pointwise(None, list(records), {"r": list(texts)}, {})["r"]
 
     def score(self, context: RunContext, records, variants, shared) -> MethodResult:
@@ -67,13 +64,12 @@ class HeuristicBaseline(Method):
 
 
 def text_models(features: Sequence[str], context: RunContext) -> dict[str, dict[str, Any]]:
-    """The calibration states (:meth:`HeuristicBaseline.calibration_state`) of the metric baselines among
-    ``features`` that need more than the text, read from the run ``context``."""
+    """The calibration states of the metric baselines among ``features`` that need more than the text
+    (:attr:`HeuristicBaseline.needs_state`), read from the run ``context``."""
     from larev_hf.methods.registry import get_method, method_names
 
-    states = {name: get_method(name).calibration_state(context) for name in features
-              if name in method_names() and isinstance(get_method(name), HeuristicBaseline)}
-    return {name: state for name, state in states.items() if state is not None}
+    return {name: get_method(name).calibration_state(context) for name in features
+            if name in method_names() and getattr(get_method(name), "needs_state", False)}
 
 
 class RougeL(HeuristicBaseline):
