@@ -17,6 +17,7 @@ from pathlib import Path
 from larev_hf.io import read_jsonl, write_json
 from larev_hf.meta.human_stats import spearman
 from larev_hf.meta.judgments import instance_half
+from larev_hf.scores.calibration import Calibration
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,14 +27,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--human-column", default="acceptable")
     parser.add_argument("--half", default="held", choices=("select", "held", "all"))
     parser.add_argument("--split-seed", type=int, default=0)
+    parser.add_argument("--calibration", help="also the calibrated score of this calibration.json, from its features' "
+                        "scores in the directory")
+    parser.add_argument("--baseline-columns", default="", help="columns of the judged file to report too, NAME:lower "
+                        "where lower is better (e.g. gpt3_nll:lower)")
     parser.add_argument("--json", required=True)
     args = parser.parse_args(argv)
     directory = Path(args.human_dir)
     records = [row for _, row in read_jsonl(directory / "judged.jsonl")]
-    halves = instance_half([r["instance"] for r in records], args.split_seed)
-    records = [r for r in records if args.half == "all" or halves[r["instance"]] == args.half]
     methods = args.methods.split(",")
     scores = {m: {row["id"]: row["score"] for _, row in read_jsonl(directory / "scores" / f"{m}.jsonl")} for m in methods}
+    if args.calibration:
+        from calibration_on_construct import feature_columns
+
+        calibration = Calibration.load(args.calibration)
+        values = calibration(feature_columns(directory, records, calibration.features))
+        scores["calibrated"] = {r["id"]: float(v) for r, v in zip(records, values, strict=True)}
+    for column in filter(None, args.baseline_columns.split(",")):
+        name, _, direction = column.partition(":")
+        sign = -1.0 if direction == "lower" else 1.0
+        scores[name] = {r["id"]: sign * r["numbers"][name] for r in records}
+    methods = list(scores)
+    halves = instance_half([r["instance"] for r in records], args.split_seed)
+    records = [r for r in records if args.half == "all" or halves[r["instance"]] == args.half]
     out: dict[str, dict] = {}
     for key in ("label", "source"):
         out[key] = {}
