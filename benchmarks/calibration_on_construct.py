@@ -8,7 +8,7 @@ intervals (``larev_hf.meta.human_stats.agreement_table``):
 
     python benchmarks/calibration_on_construct.py --human-dir runs/g/esnli-full/human/snli_fine_select \\
         --calibration runs/g/esnli-full/human/robust-larev-explanation_lm-copied_span/calibration.json \\
-        --columns new_supporting,new_info --json benchmarks/results/issue32/calibration_on_construct_t5tiny.json
+        --columns new_supporting,new_info --json benchmarks/results/grounded/calibration_on_construct_t5tiny.json
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ more likely r is as an explanation of y than of the other labels). Scored on the
 explanations of a finished ``benchmarks/robust_calibration.py`` run (``RUN/human/robust-larev-explanation_lm-copied_span``):
 
     python benchmarks/explanation_lm_neural.py --run-dir runs/g/minilm-500 --output-dir runs/g/minilm-500/neural-lm \\
-        --json benchmarks/results/issue32/explanation_lm_neural_minilm.json
+        --json benchmarks/results/grounded/explanation_lm_neural_minilm.json
 
 F and its scores are kept in ``--output-dir``; a rerun reuses them.
 """

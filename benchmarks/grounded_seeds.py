@@ -12,7 +12,7 @@ all``); benchmarks/gpu/grounded_minilm.sh makes all of them on one GPU. Prints a
   ``new_supporting`` Spearman on the fine file.
 
     python benchmarks/grounded_seeds.py --runs runs/gpu/minilm-1000-s0 runs/gpu/minilm-1000-s1 \\
-        runs/gpu/minilm-1000-s2 --json benchmarks/results/issue32/grounded_seeds_minilm_1000.json
+        runs/gpu/minilm-1000-s2 --json benchmarks/results/grounded/grounded_seeds_minilm_1000.json
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ and prints, for one half of the instance split, each method's Spearman ρ with a
 within each source of the explanation. Writes them to ``--json``.
 
     python benchmarks/human_by_group.py --human-dir runs/g/esnli-full/human/snli_accept_train \\
-        --methods larev,larev_grounded --half held --json benchmarks/results/issue32/esnli-full.human_by_group.json
+        --methods larev,larev_grounded --half held --json benchmarks/results/grounded/esnli-full.human_by_group.json
 """
 
 from __future__ import annotations

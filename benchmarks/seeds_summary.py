@@ -54,7 +54,7 @@ def main() -> None:
     parser.add_argument("--runs", nargs="+", required=True, help="NAME=RUN_DIR of finished multi-seed runs")
     parser.add_argument("--json", required=True)
     args = parser.parse_args()
-    result = {"what": "across-seed figures of multi-seed larev-hf runs (issue 26)", "command": " ".join(sys.argv),
+    result = {"what": "across-seed figures of multi-seed larev-hf runs", "command": " ".join(sys.argv),
               "runs": {}}
     for spec in args.runs:
         name, _, run_dir = spec.partition("=")
