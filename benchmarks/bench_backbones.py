@@ -1,4 +1,4 @@
-"""CPU throughput of the offline backbones: training and scoring examples/s on e-SNLI r ⊕ b inputs (issue 13).
+"""CPU throughput of the offline backbones: training and scoring examples/s on e-SNLI r ⊕ b inputs.
 
     python benchmarks/bench_backbones.py --backbones t5-tiny,minilm2minilm,minilm-choice \
         --output benchmarks/results/backbones_cpu.json

@@ -1,4 +1,4 @@
-"""Stage time of a whole ``larev-hf run`` and the separations it measures, with the machine's load (issue 14).
+"""Stage time of a whole ``larev-hf run`` and the separations it measures, with the machine's load.
 
     python benchmarks/bench_pipeline.py --output-dir runs/esnli-speed \
         --json benchmarks/results/pipeline_esnli_full.json            # full e-SNLI, rev + larev, defaults

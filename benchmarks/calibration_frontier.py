@@ -1,4 +1,4 @@
-"""Why the robust calibration gives agreement back (issue 35): every candidate's held-half agreement and test-split
+"""Why the robust calibration gives agreement back: every candidate's held-half agreement and test-split
 robustness, the chosen fit per gold label and per source, and the text features tried and dropped.
 
 Reads what ``larev-hf human --calibrate FEATURES`` left in ``--human-dir`` (judged.jsonl, scores/, attacks/{validation,

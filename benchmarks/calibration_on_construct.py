@@ -1,4 +1,4 @@
-"""A calibration fitted to one human judgment, read against another (issue 32): does the acceptability calibration
+"""A calibration fitted to one human judgment, read against another: does the acceptability calibration
 credit *new information that supports the label*?
 
 Applies a saved ``calibration.json`` (``larev-hf human --calibrate``) to the scores of a finished ``larev-hf human``

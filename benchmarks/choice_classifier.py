@@ -1,4 +1,4 @@
-"""REV and LAREV with encoder-classifier evaluators, next to the warm-started seq2seq of the same run (issue 13 item 2).
+"""REV and LAREV with encoder-classifier evaluators, next to the warm-started seq2seq of the same run.
 
 Reads a finished ``larev-hf run`` directory (its training/test records, LAREV's environments E1-E3, and E4/E5 when
 the run had ``--rationale-environments``), trains Φ_base (b → y), Φ (r ⊕ b → y) and Φ_LA (ERM + λ_IRM · IRMv1 over the

@@ -1,7 +1,7 @@
 """The least time a full ``larev-hf run --method rev,larev`` can take on this machine: measured per-row costs × work.
 
-Issue 28 asks whether the pretrained evaluator (``minilm2minilm``) can run full e-SNLI REV+LAREV in ≤ 30 minutes on
-2 cores and score ≥ 500 examples/s. Before changing the pipeline, this measures the floor its computation sets:
+Can the pretrained evaluator (``minilm2minilm``) can run full e-SNLI REV+LAREV in ≤ 30 minutes on
+2 cores and score ≥ 500 examples/s? Before changing the pipeline, this measures the floor its computation sets:
 
 - a **training step** per row (forward + backward + AdamW on length-sorted batches of real e-SNLI Φ inputs, r ⊕ b,
   so almost no padding), with all weights trained and with the word embeddings frozen (``--freeze`` variants);

@@ -1,4 +1,4 @@
-"""Is a contrastive score grounded where LAREV is not? (issue 32, the design "s(r | x) − s(r | x′)")
+"""Is a contrastive score grounded where LAREV is not? (the design "s(r | x) − s(r | x′)")
 
 For the first ``--n`` test examples of a trained run, every VARSuite row of the chosen families (``meta/suite.jsonl``
 of ``larev-hf meta``) is scored three ways with the run's bundle of ``--method`` (nothing is retrained):

@@ -1,4 +1,4 @@
-"""How much training a bundle needs before per-explanation scores mean anything (issue 33).
+"""How much training a bundle needs before per-explanation scores mean anything.
 
 For each finished run (trained on a given number of rows), the run's evaluators are bundled (``EvaluatorBundle.from_run``,
 no trust refusal) and score every explanation of a judged file (default: the shared SNLI acceptability judgments,

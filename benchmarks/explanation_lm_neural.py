@@ -1,4 +1,4 @@
-"""A neural explanation likelihood, measured and not kept (issue 32): log p_F(r | x, y) of a self-rationalizer.
+"""A neural explanation likelihood, measured and not kept: log p_F(r | x, y) of a self-rationalizer.
 
 The library's ``explanation_lm`` is an n-gram model of the run's training explanations that may copy the input's words.
 Its neural counterpart is FRAME's self-rationalizing task model F (:class:`larev_hf.explain.task_model.SelfRationalizer`,

@@ -1,4 +1,4 @@
-"""FRAME's tables 1-3 for the four RLC metrics on one dataset (issue 16), mean ± std over seeds, with NRG.
+"""FRAME's tables 1-3 for the four RLC metrics on one dataset, mean ± std over seeds, with NRG.
 
 Runs (or resumes) ``larev-hf frame`` with the given flags, prints the report and saves it with every stage's wall
 time and the machine it ran on:

@@ -1,4 +1,4 @@
-"""Do the metrics agree with people? ``larev-hf human`` on trained runs, split by instance into halves (issue 25).
+"""Do the metrics agree with people? ``larev-hf human`` on trained runs, split by instance into halves.
 
 For each run given as ``NAME=RUN_DIR`` it scores the judged file with every method of the run and the metric baselines
 (the run's evaluators, nothing retrained), then reports on the whole file and on the two halves of a split by instance

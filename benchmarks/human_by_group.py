@@ -1,4 +1,4 @@
-"""Does a difference in agreement with people hold per gold label and per source, not only on the mean? (issue 32)
+"""Does a difference in agreement with people hold per gold label and per source, not only on the mean?
 
 Reads what ``larev-hf human`` left in a run's ``human/<file stem>/`` (``judged.jsonl`` and ``scores/<method>.jsonl``)
 and prints, for one half of the instance split, each method's Spearman ρ with a human column within each gold label and

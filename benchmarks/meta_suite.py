@@ -1,4 +1,4 @@
-"""Which rationale metric to trust: the VARSuite meta-evaluation of every metric and baseline on one dataset (issue 12).
+"""Which rationale metric to trust: the VARSuite meta-evaluation of every metric and baseline on one dataset.
 
 Trains (or resumes) ``larev-hf run`` with the given flags, then runs ``larev-hf meta`` on its test split: every
 method — REV, LAREV, RoRA, LAS, RQ and the metric baselines ROUGE-L, length and rationale-only accuracy (VARIF §5) —

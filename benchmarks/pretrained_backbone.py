@@ -1,4 +1,4 @@
-"""All five metrics on e-SNLI, CoS-E and StrategyQA with the pretrained offline backbone next to t5-tiny (issue 13).
+"""All five metrics on e-SNLI, CoS-E and StrategyQA with the pretrained offline backbone next to t5-tiny.
 
 One ``larev-hf run --method all`` per dataset and backbone on the same training and test examples, plus, on the
 datasets listed in ``--rationale-environments-on`` (default CoS-E), LAREV's ablation with the rationale-side

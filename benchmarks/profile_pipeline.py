@@ -1,5 +1,5 @@
 """Where the time of ``larev-hf run`` goes: a py-spy sampling profile of a whole run, summarised per stage and per
-kind of work (issue 14's "profile first").
+kind of work: profile first, then optimise.
 
     pip install py-spy
     python benchmarks/profile_pipeline.py --max-train-examples 1000 --max-eval-examples 300 \
@@ -84,7 +84,7 @@ def summarise(raw: str) -> dict:
 
 
 def padding(run_dir: Path, batch_sizes: tuple[int, ...] = (16, 32)) -> dict:
-    """Real against padded input tokens of the training rows (issue 28): Φ's source (r, b) and Φ_base's (b) in the
+    """Real against padded input tokens of the training rows: Φ's source (r, b) and Φ_base's (b) in the
     run's tokenizer and input format, batched at random and sorted into length groups; a truncation length cuts
     nothing below the maximum."""
     import numpy as np

@@ -1,4 +1,4 @@
-"""Separations across rationale sources (the LAREV thesis's table 5.8; issue 32): a trained run scores the
+"""Separations across rationale sources (the LAREV thesis's table 5.8): a trained run scores the
 explanations of a judged file source by source (e.g. e-SNLI's crowd explanation vs GPT-3's greedy one of the same
 instances), each as the Gold rationale with the thesis's variants built from it (Gold-Leaky, Vacuous, Leaky), through
 ``larev-hf evaluate``'s code path. Prints one line per (source, method) and writes a JSON table.

@@ -1,9 +1,9 @@
-"""Does the calibrated score add a weakness? Agreement with people beside robustness to VARSuite (issue 35).
+"""Does the calibrated score add a weakness? Agreement with people beside robustness to VARSuite.
 
 Runs ``larev-hf human --calibrate`` on one trained run and judged file for each feature set asked, each fitted two
-ways (robust: by agreement and robustness; agreement: by agreement alone, issue 25's fit), and prints, per calibrated
+ways (robust: by agreement and robustness; agreement: by agreement alone, as the calibration was fitted before), and prints, per calibrated
 score and for the method alone: Spearman ρ, pairwise agreement and AUC with the human column on the held half, and
-the AUC of the gold against every VARSuite family on the run's test split, with issue 35's verdict (each family ≥ 0.80,
+the AUC of the gold against every VARSuite family on the run's test split, with the robustness verdict (each family ≥ 0.80,
 or ≥ the method alone − 0.02 where the method is below 0.80). Writes everything to ``--json``.
 
     python benchmarks/robust_calibration.py --run-dir runs/g/esnli-full \\

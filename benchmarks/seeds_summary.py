@@ -1,4 +1,4 @@
-"""What survives retraining (issue 26): gather the across-seed figures of finished multi-seed runs into one JSON.
+"""What survives retraining: gather the across-seed figures of finished multi-seed runs into one JSON.
 
 Train the runs first (K seeds cost K trainings; one seed of full e-SNLI with t5-tiny is ~12 min on 2 cores), then:
 

@@ -2,7 +2,7 @@
 OpenMP wait settings, and whether their scores are the same.
 
 OpenMP's worker threads spin (busy-wait) for a while after each parallel region before they sleep. A job alone gains
-from it; two jobs on the same cores lose most of their time to each other's spinning threads (issue 33 measured
+from it; two jobs on the same cores lose most of their time to each other's spinning threads (measured:
 8.4x). Each setting is an environment given to both demos; the scores of every demo are compared with the first
 setting's solo demo (``benchmarks/compare_reports.py``), since a wait policy must not change a number.
 

@@ -1,4 +1,4 @@
-"""VARIF's frontier of explanation methods on one dataset (issue 15): R × Ĩ, hypervolume, VARIF = S·H, H1/H2/H5.
+"""VARIF's frontier of explanation methods on one dataset: R × Ĩ, hypervolume, VARIF = S·H, H1/H2/H5.
 
 Runs (or resumes) ``larev-hf varif`` with the given flags, after training the offline NLI judge once with
 ``larev-hf nli-train`` (a MiniLM cross-encoder on the e-SNLI train split, saved and reused by every later run),

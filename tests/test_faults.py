@@ -1,4 +1,4 @@
-"""Fault injection (issue 17): a run killed at any point resumes to the report of an uninterrupted run; a refused
+"""Fault injection: a run killed at any point resumes to the report of an uninterrupted run; a refused
 write is one clear line and leaves no half-written output; every bad CLI argument is exit 2 without a traceback."""
 
 from __future__ import annotations

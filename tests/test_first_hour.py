@@ -1,4 +1,4 @@
-"""A researcher's first hour (issue 33): each fault a new user met is a test that failed before the fix."""
+"""A researcher's first hour: each fault a new user met is a test that failed before the fix."""
 
 from __future__ import annotations
 

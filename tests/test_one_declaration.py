@@ -1,4 +1,4 @@
-"""Each setting declared once (issue 34): every flag of every ``larev-hf`` subcommand takes its default from exactly
+"""Each setting declared once: every flag of every ``larev-hf`` subcommand takes its default from exactly
 one dataclass field, and the defaults a backbone decides have one definition each."""
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def test_a_run_fills_what_it_left_unset_from_its_backbone_and_says_where_from(ba
     assert other.lambda_irm == KIND_DEFAULTS["random_init"]["lambda_irm"] and other.lambda_probe == 0.25
 
 
-def test_minilm2minilm_carries_issue_28s_settings_and_the_thesiss_checkpoints_keep_theirs() -> None:
+def test_minilm2minilm_carries_its_measured_settings_and_the_thesiss_checkpoints_keep_theirs() -> None:
     minilm = RunConfig(method="larev", backbone="minilm2minilm")
     assert (minilm.lambda_irm, minilm.lambda_probe, minilm.groups_per_batch, minilm.phi_la_init, minilm.learning_rate,
             minilm.num_train_epochs) == (0.1, 0.0, 4, "phi", 1e-4, 2.0)

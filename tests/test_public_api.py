@@ -1,5 +1,5 @@
 """Every package's lazy exports (``larev_hf.lazy``) are spelled out in a ``TYPE_CHECKING`` block that IDEs and type
-checkers read (issue 34), and each name resolves at runtime to the object its submodule defines."""
+checkers read, and each name resolves at runtime to the object its submodule defines."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reliability of a run directory (issue 17): changed inputs invalidate stages, failed starts leave nothing behind,
+"""Reliability of a run directory: changed inputs invalidate stages, failed starts leave nothing behind,
 one process per directory, and user errors are one line with exit code 2."""
 
 from __future__ import annotations

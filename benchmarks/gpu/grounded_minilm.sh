@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# LAREV and LAREV-G (issue 32) on minilm2minilm at more rows than a 2-core CPU allows, on one GPU, inside a time budget.
+# LAREV and LAREV-G on minilm2minilm at more rows than a 2-core CPU allows, on one GPU, inside a time budget.
 #   A. seed 0 at 500 train / 300 test rows (the CPU runs' size: a GPU timing against them), then its meta and human;
 #   B. seeds 0, 1, 2 side by side on the same GPU at N train rows, N chosen from A's timings to fit what is left of
 #      the budget (linear in rows, so conservative), 1,000 test rows; each then `meta` (13 families) and `human`
-#      (SNLI acceptability, held half; new_supporting on the fine file), then, while 2 minutes are left, issue 35's
+#      (SNLI acceptability, held half; new_supporting on the fine file), then, while 2 minutes are left, the
 #      robust calibration (benchmarks/robust_calibration.py).
 # Everything lands in <OUT>: <run>.tgz (each run directory without its models) and logs.tgz (logs, times.txt),
 # re-packed every 30 s and at the end, so what finished comes back even when the budget runs out.
@@ -60,7 +60,7 @@ run_one() {  # name seed train_rows eval_rows
     $L human --run-dir "$dir" --judgments $D/human/snli_fine_select.jsonl --human-columns new_supporting,new_info \
         --half all $HUMAN_ARGS >> "$OUT/$1.human.log" 2>&1
     echo "$1 human rc=$? $(( $(date +%s) - t ))s" >> "$OUT/times.txt"; t=$(date +%s)
-    # issue 35 on this evaluator, when 2 minutes of the budget are left: the robust fit and issue 25's by agreement
+    # the robust calibration on this evaluator, when 2 minutes of the budget are left: the robust fit and the fit by agreement alone
     if [ "${5:-}" = calibrate ] && [ $(( BUDGET - $(elapsed) )) -gt 120 ]; then
         python3 benchmarks/robust_calibration.py --run-dir "$dir" --judgments $D/human/snli_accept_train.jsonl \
             --features larev,grounding larev,length,rouge_l --robustness-examples "$4" \

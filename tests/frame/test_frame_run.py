@@ -513,7 +513,7 @@ def test_library_metrics_added_to_a_finished_run_score_only_them(frame_run, tmp_
 
 
 def test_a_multi_seed_library_run_gives_one_column_per_evaluator_seed(frame_run, tmp_path) -> None:
-    """Issue 26: with a ``--seeds 0,1`` library run, each evaluator seed's models score the axioms' rationales: the
+    """With a ``--seeds 0,1`` library run, each evaluator seed's models score the axioms' rationales: the
     columns are ``rev`` (seed 0) and ``rev@seed1``, and seed 1's scores are its own view's pointwise scores."""
     import shutil
 

@@ -321,7 +321,7 @@ def test_a_calibrated_bundle_returns_the_calibrated_score_through_evaluate_load(
 
 def test_a_calibration_reading_the_explanation_lm_carries_it_into_a_bundle(tiny_run: Path, judged_file: Path,
                                                                            tmp_path: Path, capsys) -> None:
-    """Issue 32: the explanation language model needs the run's training explanations; the calibration carries them,
+    """The explanation language model needs the run's training explanations; the calibration carries them,
     so a bundle's calibrated score equals the calibration applied to the run's own explanation_lm scores."""
     from larev_hf.hub import EvaluatorBundle
     from larev_hf.scores.calibration import Calibration

@@ -1,4 +1,4 @@
-"""Issue 32: select-1, the annotators' own agreement and the share of it a metric reaches."""
+"""Select-1, the annotators' own agreement and the share of it a metric reaches."""
 
 from __future__ import annotations
 

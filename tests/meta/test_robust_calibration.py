@@ -1,4 +1,4 @@
-"""Issue 35: a calibrated score that a copy of the input cannot game — caps, attack rows, the choice by agreement and
+"""A calibrated score that a copy of the input cannot game — caps, attack rows, the choice by agreement and
 robustness, the ``grounding`` text score, and the reports that show robustness beside agreement."""
 
 from __future__ import annotations

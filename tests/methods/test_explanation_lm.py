@@ -1,4 +1,4 @@
-"""Issue 32: the explanation likelihood EL(r, x) — a hand computation, the orderings it exists for (an explanation
+"""The explanation likelihood EL(r, x) — a hand computation, the orderings it exists for (an explanation
 above its shuffled words, a label statement and another input's explanation), and its settings' errors."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 32: the grounded evaluator's environments, the ``label_only`` family and per-label figures."""
+"""The grounded evaluator's environments, the ``label_only`` family and per-label figures."""
 
 from __future__ import annotations
 
