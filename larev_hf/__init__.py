@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__version__ = "0.1.0.dev0"
+__version__ = "0.1.0"
 
 
 def metric_path(name: str = "larev") -> str:

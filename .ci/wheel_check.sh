@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The release check: build the sdist and the wheel, let twine check them, install the wheel (not the source tree)
+# into a fresh environment and, from a directory outside the repository, run the demo, export its LAREV evaluator
+# as a bundle and score the run's test rationales through evaluate.load(larev_hf.metric_path("larev")).
+# Everything the package reads at run time (the evaluate modules, the model-card template, citations.bib) must
+# therefore come from the wheel. Run alone: .ci/wheel_check.sh [WORK_DIR]  (default: a new temporary directory).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source_tree="$PWD"
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PIP_DISABLE_PIP_VERSION_CHECK=1
+work="${1:-$(mktemp -d)}"
+mkdir -p "$work"
+export HF_HOME="$work/hf-home"          # evaluate copies the loaded module here; keep it out of the user's cache
+start=$SECONDS
+
+# 1. Build and check the distributions: with the active environment's build and twine (the dev extra), or in a new one.
+if python3 -c "import build, twine" 2>/dev/null; then
+    builder=python3
+else
+    python3 -m venv "$work/build-venv"
+    "$work/build-venv/bin/pip" install -q build twine
+    builder="$work/build-venv/bin/python"
+fi
+rm -rf "$work/dist"
+"$builder" -m build -q -o "$work/dist" . > "$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+"$builder" -m twine check --strict "$work"/dist/*
+wheel=$(ls "$work"/dist/larev_hf-*.whl)
+echo "built $(basename "$wheel") and $(basename "$(ls "$work"/dist/larev_hf-*.tar.gz)") in $((SECONDS - start)) s"
+
+# 2. Install the wheel into a fresh environment: the CPU torch first (an unpinned torch would pull CUDA wheels).
+python3 -m venv "$work/wheel-venv"
+. "$work/wheel-venv/bin/activate"
+pip install -q torch==2.13.0
+pip install -q "$wheel"
+echo "installed the wheel at $((SECONDS - start)) s"
+
+# 3. Outside the source tree: the demo, the export, and scoring through the shipped evaluate module.
+outside="$work/outside"
+mkdir -p "$outside" && cd "$outside"
+larev-hf --quiet demo --output-dir demo > demo.log 2>&1 || { cat demo.log; exit 1; }
+test -s demo/report.json && test -s demo/separations.png
+echo "demo from the wheel finished at $((SECONDS - start)) s"
+larev-hf --quiet export --run-dir demo --method larev --output-dir bundle-larev > export.log 2>&1 || { cat export.log; exit 1; }
+test -s bundle-larev/README.md
+SOURCE_TREE="$source_tree" python - <<'EOF'
+import json, math, os
+from pathlib import Path
+
+import evaluate
+
+import larev_hf
+
+package = Path(larev_hf.__file__).resolve()
+print("larev_hf", larev_hf.__version__, "imported from", package)
+assert "site-packages" in package.parts, "larev_hf was not imported from the installed wheel"
+assert Path(os.environ["SOURCE_TREE"]).resolve() not in package.parents, "larev_hf was imported from the source tree"
+
+records = [json.loads(line) for line in Path("demo/data/test.jsonl").read_text().splitlines() if line.strip()]
+metric = evaluate.load(larev_hf.metric_path("larev"), evaluator="bundle-larev")
+results = metric.compute(rationales=[r["rationale"] for r in records], labels=[r["label"] for r in records],
+                         inputs=[{"id": r["id"], "question": r["question"], "choices": r["choices"]} for r in records])
+scores = results["scores"]
+assert len(scores) == len(records) and all(math.isfinite(s) for s in scores)
+run_scores = [json.loads(line)["larev/gold"] for line in Path("demo/scores/test_scores.jsonl").read_text().splitlines()
+              if line.strip()]
+assert max(abs(a - b) for a, b in zip(scores, run_scores, strict=True)) < 1e-5, "the bundle's scores differ from the run's"
+print(f"evaluate.load(larev_hf.metric_path('larev')) scored {len(scores)} gold rationales from the bundle: "
+      f"mean LAREV {results['mean_score']:+.3f} nats, equal to the demo run's scores; hashcode {results['hashcode']}")
+EOF
+echo "wheel check passed in $((SECONDS - start)) s"
