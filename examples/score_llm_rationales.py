@@ -1,10 +1,13 @@
 """Score an LLM's (or anyone's) free-text rationales with a trained evaluator bundle, through ``evaluate``.
 
-The bundle is a directory written by ``larev-hf export`` (or ``EvaluatorBundle.save_pretrained``) or a
-Hub repo id; the script loads the ``evaluate`` module of the bundle's metric (``metrics/larev``,
+The evaluator is a named default (``esnli``, ``commonsenseqa``, ``strategyqa``: built on first use), a directory
+written by ``larev-hf export`` (or ``EvaluatorBundle.save_pretrained``) or a Hub repo id; the script loads the ``evaluate`` module of the bundle's metric (``metrics/larev``,
 ``metrics/rev`` or ``metrics/rora`` of this repository) with ``evaluate.load(..., evaluator=...)``.
 
 Usage:
+
+    # the library's default e-SNLI evaluator (built into the cache on first use)
+    python examples/score_llm_rationales.py --evaluator esnli --input my_llm_rationales.jsonl --output_dir runs/llm-scores
 
     # a bundle exported from a run (see docs/hub.md for the whole walk-through)
     python examples/score_llm_rationales.py --evaluator bundles/larev-esnli \\
@@ -14,19 +17,21 @@ Usage:
     python examples/score_llm_rationales.py --evaluator user/larev-esnli-t5-large --device cuda \\
         --batch_size 128 --input my_llm_rationales.jsonl --output_dir runs/llm-scores
 
-Input: a JSON Lines file, one example per line, with the fields of the bundle's task:
+Input: a JSON Lines (or CSV) file, one example per line, with the fields of the bundle's task:
 
     NLI:    {"id": "1", "premise": "...", "hypothesis": "...", "label": "entailment", "rationale": "..."}
     QA:     {"id": "1", "question": "...", "choices": ["...", "..."], "label": "...", "rationale": "..."}
     yes/no: {"id": "1", "question": "...", "label": "yes", "rationale": "..."}
 
-``id`` is optional (it seeds the vacuous baseline's surface frame); a ``baseline`` field on every line
-replaces the bundle's baseline builder. Other fields are ignored. A bad line stops the script with its
-line number and field.
+``id`` (unique per line) and ``instance_id`` (shared by the explanations of one instance, which are then ranked
+together) are optional and change no score; a ``baseline`` field on every line replaces the bundle's baseline
+builder. Other fields are ignored. A bad line stops the script with its line number and field.
 
 Output, in ``--output_dir``:
 
-    scores.jsonl   one line per example: id, label, score, log_p_rationale, log_p_baseline, baseline
+    scores.jsonl   one line per example: row, id, instance_id, label, score, label_centred, calibrated, rank,
+                   rationale, the input fields, log_p_rationale, log_p_baseline, baseline (as ``larev-hf evaluate``)
+    scores.csv     the same table's columns, for a spreadsheet
     summary.json   evaluator, method, hashcode, n_examples, mean_score, its 95% bootstrap interval
 
 Steps:
@@ -47,8 +52,13 @@ from pathlib import Path
 import evaluate
 from transformers import HfArgumentParser
 
-from larev_hf.data import EXPLANATION_COLUMNS
-from larev_hf.io import DataError, read_jsonl, write_json, write_jsonl
+from larev_hf.hub.explanations import (
+    explanation_table,
+    read_explanation_rows,
+    scoring_details,
+    write_explanation_table,
+)
+from larev_hf.io import DataError, write_json
 from larev_hf.metric import load_bundle
 from larev_hf.scores.stats import bootstrap_ci
 
@@ -59,7 +69,8 @@ FIELDS = {"rationales": "rationale", "labels": "label", "baselines": "baseline"}
 
 @dataclass
 class ScriptArguments:
-    evaluator: str = field(metadata={"help": "an evaluator bundle directory (`larev-hf export`) or a Hub repo id"})
+    evaluator: str = field(metadata={"help": "a named default evaluator (esnli, commonsenseqa, strategyqa), an evaluator "
+                                             "bundle directory (`larev-hf export`) or a Hub repo id"})
     input: str = field(metadata={"help": "JSON Lines file of examples with their rationales"})
     output_dir: str = field(metadata={"help": "where scores.jsonl and summary.json are written"})
     metric: str | None = field(default=None, metadata={
@@ -71,27 +82,6 @@ class ScriptArguments:
     column_mapping: str | None = field(default=None, metadata={
         "help": "JSON: schema field → your column, e.g. '{\"rationale\": \"explanation\"}' (as `larev-hf evaluate "
                 "--column-mapping`)"})
-
-
-def read_examples(path: str, task: str, column_mapping: dict[str, str] | None = None) -> tuple[list[int], list[dict]]:
-    """Line numbers and records of a JSON Lines file in the "my explanations" format of ``task``
-    (:data:`larev_hf.data.EXPLANATION_COLUMNS`), the user's columns renamed by ``column_mapping``. A line without a
-    needed column stops with the columns it lacks and the columns it has."""
-    mapping = column_mapping or {}
-    needed = [name for name in EXPLANATION_COLUMNS[task] if name != "choices"]  # choices: checked by the bundle
-    lines, rows = [], []
-    for line, raw in read_jsonl(path):
-        row = {**raw, **{field: raw[column] for field, column in mapping.items() if column in raw}}
-        missing = [mapping.get(name, name) for name in needed if name not in row]
-        if missing:
-            raise DataError(f"{path}, line {line}: missing column(s) {missing}; this line has columns {sorted(raw)}; "
-                            f"expected {', '.join(EXPLANATION_COLUMNS[task])} (rename yours with --column_mapping)")
-        lines.append(line)
-        rows.append(row)
-    if not rows:
-        raise DataError(f"{path}: no examples (the file is empty); expected one JSON object per line with the columns "
-                        f"{', '.join(EXPLANATION_COLUMNS[task])}")
-    return lines, rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # 2. read and validate, naming the file, line and field of any problem
         mapping = json.loads(args.column_mapping) if args.column_mapping else None
-        lines, rows = read_examples(args.input, bundle.config.task, mapping)
+        lines, rows = read_explanation_rows(args.input, bundle.config.task, mapping)
         with_baseline = [row for row in rows if "baseline" in row]
         if with_baseline and len(with_baseline) != len(rows):
             raise DataError(f"{args.input}: {len(with_baseline)} of {len(rows)} lines have a 'baseline'; "
@@ -128,15 +118,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"score_llm_rationales: error: {error}", file=sys.stderr)
         return 2
 
-    # 4. outputs
+    # 4. outputs: one row per explanation (raw, label-centred and calibrated scores, rank within its instance)
     output_dir = Path(args.output_dir)
-    used = results["baselines"] or [None] * len(records)
-    write_jsonl(output_dir / "scores.jsonl", [
-        {"id": record["id"], "label": record["label"], "score": score, "log_p_rationale": with_r,
-         "log_p_baseline": base, "baseline": baseline}
-        for record, score, with_r, base, baseline in zip(records, results["scores"], results["log_p_rationale"],
-                                                          results["log_p_baseline"], used, strict=True)
-    ])
+    table = explanation_table(records, results["scores"], results.get("label_centred_scores"),
+                              results.get("calibrated_scores"))
+    write_explanation_table(table, output_dir, scoring_details(records, results["log_p_rationale"],
+                                                               results["log_p_baseline"], results["baselines"]))
     low, high = bootstrap_ci(results["scores"], n_boot=args.n_boot, seed=0)
     summary = {"evaluator": args.evaluator, "method": method, "hashcode": results["hashcode"], "input": args.input,
                "n_examples": len(records), "mean_score": results["mean_score"], "mean_score_ci95": [low, high]}

@@ -1,9 +1,11 @@
-"""The ``larev-hf`` command line: ``demo``, ``run``, ``evaluate``, ``meta``, ``human``, ``varif``, ``nli-train``, ``frame`` and
-``export``.
+"""The ``larev-hf`` command line: ``demo``, ``run``, ``evaluate``, ``evaluators``, ``meta``, ``human``, ``varif``,
+``nli-train``, ``frame`` and ``export``.
 
     larev-hf demo --output-dir runs/demo
     larev-hf run --method rev --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/esnli-rev
-    larev-hf evaluate --run-dir runs/esnli-rev --data-file my_rationales/test.jsonl --output-dir runs/esnli-rev/eval
+    larev-hf evaluate --evaluator esnli --data-file my_explanations.jsonl --output-dir runs/mine
+    larev-hf evaluate --run-dir runs/esnli-rev --method rev --data-file my_rationales/test.jsonl --output-dir runs/eval
+    larev-hf evaluators list
     larev-hf meta --run-dir runs/esnli-rev [--families gold,vacuous,leak] [--user-families mine=my_rationales.jsonl]
     larev-hf human --run-dir runs/esnli --judgments ../shared/data/human/snli_accept_train.jsonl --baseline-columns gpt3_nll:lower
     larev-hf varif --dataset esnli --data-dir ../shared/data/esnli --output-dir runs/varif-esnli
@@ -133,6 +135,56 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _evaluate(args: argparse.Namespace, progress: bool) -> int:
+    """``larev-hf evaluate``: a file of explanations scored by a named evaluator, a bundle or a run; prints the
+    per-explanation table and where the outputs went."""
+    from larev_hf.hub import named
+    from larev_hf.hub.explanations import column_notes, format_explanation_table
+    from larev_hf.hub.score_file import score_file, score_file_with_run
+
+    if (args.evaluator is None) == (args.run_dir is None):
+        raise ValueError("evaluate: give --evaluator (a named default such as esnli, a bundle directory or a Hub id) "
+                         "or --run-dir (a trained run), not both and not neither")
+    options = {"column_mapping": args.column_mapping, "force": args.force, "progress": progress}
+    if args.run_dir is not None:
+        report = score_file_with_run(args.run_dir, args.method, args.data_file, args.output_dir, **options)
+    else:
+        from larev_hf.metric import load_bundle
+
+        source = str(named.resolve(args.evaluator, args.data_dir, progress)) if named.is_named(args.evaluator) \
+            else args.evaluator
+        report = score_file(load_bundle(source), args.evaluator, args.data_file, args.output_dir, **options)
+    rows = report["explanations"]
+    if report.get("warning"):
+        print(report["warning"], file=sys.stderr)
+    print(format_explanation_table(rows))
+    print("\n".join(["", *column_notes(rows)]))
+    print(f"\n{report['n_explanations']} explanations, mean score {report['mean_score']:+.3f} nats "
+          f"({report['hashcode']}); table: {args.output_dir}/scores.csv; report: {args.output_dir}/report.md")
+    return 0
+
+
+def _evaluators(args: argparse.Namespace, progress: bool) -> int:
+    """``larev-hf evaluators list|build|path``: the named default evaluators."""
+    from larev_hf.hub import named
+
+    if args.action == "list":
+        for row in named.describe():
+            state = (f"built ({row['build_minutes']} min" + (", calibrated)" if row["calibrated"] else ")")) \
+                if row["built"] else f"not built (about {row['estimate_minutes']:.0f} min on first use)"
+            print(f"{row['name']:14s} {row['description']}\n{'':14s} {state}: {row['path']}")
+        return 0
+    if args.name is None:
+        raise ValueError(f"evaluators {args.action}: name the evaluator, one of {sorted(named.RECIPES)}")
+    chosen = named.recipe(args.name).name
+    if args.action == "build":
+        path = named.bundle_path(chosen) or named.build(chosen, args.data_dir, progress)
+    else:
+        path = named.resolve(chosen, args.data_dir, progress)
+    print(path)
+    return 0
+
+
 def _meta(args: argparse.Namespace, progress: bool) -> int:
     """``larev-hf meta``: the meta-evaluation of a trained run; prints the at-a-glance table."""
     from larev_hf.meta.evaluation import MetaEvaluation, MetaSettings
@@ -161,10 +213,12 @@ def _human(args: argparse.Namespace, progress: bool) -> int:
     report = evaluation.execute()
     human, entry = next(iter(report["human"].items()))
     print(f"{human}: {entry['n_explanations']} explanations, {entry['n_instances']} instances ({report['half']})")
+    titles = {name: report["metrics"][name]["title"] for name in entry["metrics"]}
+    width = max(map(len, titles.values()), default=0)  # full names: two calibrated scores must not look the same
     for name, stats in entry["metrics"].items():
         cells = [f"{STATISTIC_TITLES[key].split()[0]} " + ("n/a" if value["value"] is None else f"{value['value']:.3f}")
                  for key, value in stats.items()]
-        print(f"  {report['metrics'][name]['title'][:28]:28s} " + "  ".join(cells))
+        print(f"  {titles[name]:{width}s} " + "  ".join(cells))
     print(f"human report: {evaluation.dir}/human_report.md")
     return 0
 
@@ -204,12 +258,18 @@ def main(argv: list[str] | None = None) -> int:
 
     hf_logging.disable_progress_bar()  # sub-second "Loading weights" / "Writing model shards" bars, one per model
     from larev_hf.config import RunConfig, config_from_args
+    from larev_hf.hub.named import EvaluatorBuildError
     from larev_hf.pipeline import Run, dumps_summary
     from larev_hf.runner import DirectoryLockedError
 
-    progress = not args.quiet
+    # progress bars on a terminal only: in a log file their carriage returns pile up (the stage lines remain)
+    progress = not args.quiet and sys.stderr.isatty()
     start = time.perf_counter()
     try:
+        if args.command == "evaluate":
+            return _evaluate(args, progress)
+        if args.command == "evaluators":
+            return _evaluators(args, progress)
         if args.command == "export":
             return _export(args)
         if args.command == "meta":
@@ -236,10 +296,10 @@ def main(argv: list[str] | None = None) -> int:
             if args.until:
                 print(f"stopped after stage {args.until!r}; rerun without --until to continue")
                 return 0
-        else:
-            report = Run.load(args.run_dir, progress).evaluate_file(args.data_file, args.output_dir,
-                                                                    args.column_mapping)
-    except (DataError, FileNotFoundError, ValueError, DirectoryLockedError) as error:
+    except KeyboardInterrupt:
+        print("\nlarev-hf: interrupted; rerun the same command to resume (finished stages are kept)", file=sys.stderr)
+        return 130
+    except (DataError, FileNotFoundError, ValueError, EvaluatorBuildError, DirectoryLockedError) as error:
         if args.debug or os.environ.get(DEBUG_ENV):
             raise
         print(f"larev-hf: error: {error}" + (" (no network: offline mode)" if offline and "offline" not in str(error)

@@ -44,17 +44,53 @@ class RunArguments:
 
 @dataclass
 class EvaluateArguments:
-    """``larev-hf evaluate``: score another data file with a trained run."""
+    """``larev-hf evaluate``: score a file of explanations with a named default evaluator, a bundle or a trained run."""
 
-    run_dir: str | None = help_field(None, "a finished run directory (`larev-hf run`)", required=True)
     data_file: str | None = help_field(
-        None, "JSONL/CSV of explanations: columns premise, hypothesis, label, rationale (NLI) or question, choices, "
-        "label, rationale (QA), as the bundle script and evaluate.load take them; or a file in the run's data set "
-        "format (e.g. e-SNLI's test.jsonl)", required=True)
-    output_dir: str | None = help_field(None, "where report.md, report.json and scores.jsonl go", required=True)
+        None, "JSONL/CSV of explanations: columns premise, hypothesis, label, rationale (NLI), question, choices, "
+        "label, rationale (QA) or question, label, rationale (yes/no), each optionally with a unique 'id' and an "
+        "'instance_id' shared by the explanations of one instance (ranked together); with --run-dir also a file in "
+        "the run's data set format (e.g. e-SNLI's test.jsonl)", required=True)
+    output_dir: str | None = help_field(None, "where report.md, scores.csv and scores.jsonl go", required=True)
+    evaluator: str | None = help_field(
+        None, "a named default evaluator (esnli, commonsenseqa, strategyqa: built on first use, see `larev-hf "
+        "evaluators list`), an evaluator bundle directory (`larev-hf export`) or a Hub repo id")
+    run_dir: str | None = help_field(
+        None, "instead of --evaluator: a finished run directory (`larev-hf run`); also reports every method on the "
+        "explanations' degraded variants")
+    method: str = help_field("larev", "with --run-dir: the method whose scores the per-explanation table shows")
     column_mapping: dict | None = help_field(
         None, 'schema field → your column, e.g. \'{"rationale": "explanation", "label": "gold"}\'',
         type=json_object)
+
+
+@dataclass
+class TrustArguments:
+    """The trust check that ``export`` and ``evaluate`` share (:mod:`larev_hf.hub.trust`)."""
+
+    force: bool = help_field(False, "go on when the evaluators fail the trust checks (gold-rationale accuracy below "
+                             "80%% or near chance, or Gold − Vacuous not above 0): export writes the bundle and its "
+                             "card says so; evaluate scores and warns")
+
+
+@dataclass
+class DataDirArguments:
+    """Where a named default evaluator's data comes from when it is built (:mod:`larev_hf.hub.named`)."""
+
+    data_dir: str | None = help_field(
+        None, "building a named evaluator: a directory in the shared data layout (esnli/, cose/, strategyqa/, "
+        "human/); default $LAREV_HF_DATA, else the Hub datasets (then without the calibrated score)")
+
+
+@dataclass
+class EvaluatorsArguments:
+    """``larev-hf evaluators``: the named default evaluators."""
+
+    action: str = help_field("list", "list: every named evaluator and whether it is built; build NAME: build it now; "
+                             "path NAME: its bundle directory (built on first use)", flag="action",
+                             choices=("list", "build", "path"), nargs="?")
+    name: str | None = help_field(None, "the evaluator's name (esnli, commonsenseqa, strategyqa)", flag="name",
+                                  nargs="?")
 
 
 @dataclass
@@ -98,8 +134,6 @@ class ExportArguments:
                                         required=True)
     push_to_hub: str | None = help_field(None, "also upload the bundle to this Hub model repo", metavar="REPO_ID")
     private: bool = help_field(False, "create the Hub repo as private")
-    force: bool = help_field(False, "export even when the evaluators fail the trust checks (gold-rationale accuracy "
-                             "near chance, or Gold − Vacuous not above 0); the card then says so")
     calibration: str | None = help_field(
         None, "a calibration fitted by `larev-hf human --calibrate` (calibration.json): the bundle then also returns "
         "the calibrated score (it may read the method's score, length, rouge_l, grounding and copied_span)",
@@ -110,7 +144,8 @@ class ExportArguments:
 COMMAND_HELP = {
     "demo": "the whole pipeline on the embedded synthetic task (offline, CPU, minutes)",
     "run": "train the evaluators on a dataset and report on its test split",
-    "evaluate": "score another data file with a trained run (no retraining)",
+    "evaluate": "score a file of explanations: a per-explanation table, scores.csv and a report (no retraining)",
+    "evaluators": "the named default evaluators: list them, build one, or print where its bundle is",
     "meta": "score every method on the VARSuite adversarial families and say which metric to trust (AUC of gold vs "
             "each family; no retraining)",
     "human": "agreement of every method with human judgments of explanations (Spearman, Kendall, within-instance "
@@ -131,11 +166,12 @@ def command_arguments() -> dict[str, list[tuple[type, str | None]]]:
         "demo": [(DemoArguments, None)],
         "run": [(RunArguments, None), *((cls, group) for _, cls, group in config_sections()),
                 (JsonlArguments, "--dataset jsonl")],
-        "evaluate": [(EvaluateArguments, None)],
+        "evaluate": [(EvaluateArguments, None), (TrustArguments, None), (DataDirArguments, None)],
+        "evaluators": [(EvaluatorsArguments, None), (DataDirArguments, None)],
         "meta": [(MetaArguments, None), (MetaSettings, None)],
         "human": [(HumanArguments, None), (HumanSettings, None)],
         "varif": [(VarifArguments, None), (VarifSettings, None)],
         "nli-train": [(NliTrainArguments, None)],
         "frame": [(FrameArguments, None), (FrameSettings, None)],
-        "export": [(ExportArguments, None)],
+        "export": [(ExportArguments, None), (TrustArguments, None)],
     }

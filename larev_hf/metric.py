@@ -26,7 +26,8 @@ from typing import Any, ClassVar
 import datasets
 import evaluate
 
-from larev_hf.hub import CONFIG_NAME, EvaluatorBundle
+from larev_hf.hub import CONFIG_NAME, EvaluatorBundle, named
+from larev_hf.hub.inputs import INSTANCE_ID
 from larev_hf.methods import get_method
 
 #: The features of every module: one rationale, one label and one input dict per example.
@@ -35,6 +36,7 @@ FEATURES = datasets.Features({
     "labels": datasets.Value("string"),
     "inputs": {
         "id": datasets.Value("string"),
+        INSTANCE_ID: datasets.Value("string"),
         "premise": datasets.Value("string"),
         "hypothesis": datasets.Value("string"),
         "question": datasets.Value("string"),
@@ -56,9 +58,12 @@ def _cache_key(evaluator: str | os.PathLike, revision: str | None, device: str |
 def load_bundle(
     evaluator: str | os.PathLike | EvaluatorBundle, revision: str | None = None, device: str | None = None
 ) -> EvaluatorBundle:
-    """An :class:`EvaluatorBundle` by path or Hub id, loaded once per process (a bundle object is returned as is)."""
+    """An :class:`EvaluatorBundle` by name (a default evaluator, built on first use: :mod:`larev_hf.hub.named`), path
+    or Hub id, loaded once per process (a bundle object is returned as is)."""
     if isinstance(evaluator, EvaluatorBundle):
         return evaluator
+    if named.is_named(evaluator):
+        evaluator = named.resolve(str(evaluator))
     key = _cache_key(evaluator, revision, device)
     if key not in _BUNDLES:
         _BUNDLES[key] = EvaluatorBundle.from_pretrained(evaluator, revision=revision, device=device)
@@ -83,7 +88,9 @@ def kwargs_description(method: str | None) -> str:
 Computes {title} scores of free-text rationales with a trained evaluator bundle.
 
 Load arguments (``evaluate.load("metrics/{method}", evaluator=..., ...)``):
-    evaluator (`str` or `EvaluatorBundle`): an evaluator bundle directory (``larev-hf export``) or a Hub repo id.
+    evaluator (`str` or `EvaluatorBundle`): a named default evaluator (``"esnli"``, ``"commonsenseqa"``,
+        ``"strategyqa"``: built on first use, ``larev-hf evaluators list``), an evaluator bundle directory
+        (``larev-hf export``) or a Hub repo id.
     evaluator_revision (`str`, *optional*): Hub branch, tag or commit of the bundle.
     device (`str`, *optional*): ``"cuda"``, ``"cpu"``, ...; defaults to CUDA when available.
     batch_size (`int`, *optional*, defaults to 64): scoring batch size.
@@ -92,8 +99,9 @@ Args:
     rationales (`list[str]`): the rationales to score, one per example ("" scores the baseline alone).
     labels (`list[str]`): the label each rationale explains (in the bundle's label set, if it has one).
     inputs (`list[dict]`): each example's input: ``{{"premise", "hypothesis"}}`` for an NLI bundle,
-        ``{{"question", "choices" (optional)}}`` for QA, ``{{"question"}}`` for yes/no; an optional ``"id"``
-        seeds the baseline's surface frame (by default it is derived from the input text).
+        ``{{"question", "choices" (optional)}}`` for QA, ``{{"question"}}`` for yes/no; optionally a unique row
+        ``"id"`` and an ``"instance_id"`` shared by the explanations of one instance (for ``instance_ranks``).
+        No id changes a score: the baseline is built from the instance's content.
     baselines (`list[str]`, *optional*): vacuous baselines b; by default the bundle's builder makes them.
 
 Returns:
@@ -108,6 +116,9 @@ Returns:
     hashcode (`str`): ``larev-hf:{method}:<settings hash>``: scores are comparable only under one hashcode.
     label_centred_scores (`list[float]`, bundles with a fixed label set): each score minus its label's mean gold
         score on the evaluator's test split (the per-label offset of raw scores removed).
+    calibrated_scores (`list[float]`, calibrated bundles): log-odds that people judge the explanation acceptable.
+    instance_ranks (`list[int]`, when inputs give ``instance_id``): each explanation's rank within its instance
+        (1 = best) by the calibrated score, or the raw score without a calibration.
 
 Examples:
 
@@ -180,7 +191,9 @@ class BundleMetric(evaluate.Metric):
 
     @staticmethod
     def _as_features(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [{key: record[key] for key in FEATURES["inputs"]} for record in records]
+        # evaluate's format check refuses a column of None: an absent instance id travels as "" (read back as absent)
+        return [{key: record.get(key, "" if key == INSTANCE_ID else None) for key in FEATURES["inputs"]}
+                for record in records]
 
     def add_batch(self, *, rationales: Sequence[str] | None = None, labels: Sequence[str] | None = None,
                   inputs: Sequence[Mapping[str, Any]] | None = None, **kwargs: Any) -> None:

@@ -332,12 +332,10 @@ class Run:
         missing = [view.stage_name(name) for view in views for name in needed if not view.is_done(name)]
         if missing:
             raise FileNotFoundError(f"{self.dir}: stages {missing} have not finished; run `larev-hf run` first")
-        cfg = self.config
         data_file = Path(data_file)
         split = data_file.stem if data_file.is_file() else "test"
-        builder = baseline_builder_from_spec(cfg.baseline_builder, cfg.seed)
-        dataset = load_explanations(data_file, cfg.dataset, self.task(), column_mapping, cfg.loader_options)
-        records = add_variants(add_baselines(dataset, builder)).to_list()
+        records = self.read_data_file(data_file, column_mapping)
+        cfg = self.config
         with self.runner.lock():  # outputs written under the lock too: they may sit inside the run directory
             output_dir = Path(output_dir)
             summaries, pointwise = [], []
@@ -347,6 +345,15 @@ class Run:
                 summaries.append(summary)
                 write_jsonl(output_dir / ("scores.jsonl" if k == 0 else f"seed-{view.config.seed}/scores.jsonl"), rows)
             return self.write_report(self.combine_seeds(views, summaries, pointwise), split, len(records), output_dir)
+
+    def read_data_file(self, data_file: str | os.PathLike, column_mapping: dict[str, str] | None = None,
+                       ) -> list[dict[str, Any]]:
+        """A file to score as schema records with this run's baselines and rationale variants: the "my explanations"
+        format or the run's data set format (:func:`~larev_hf.data.load_explanations`)."""
+        cfg = self.config
+        builder = baseline_builder_from_spec(cfg.baseline_builder, cfg.seed)
+        dataset = load_explanations(Path(data_file), cfg.dataset, self.task(), column_mapping, cfg.loader_options)
+        return add_variants(add_baselines(dataset, builder)).to_list()
 
     @classmethod
     def load(cls, run_dir: str | os.PathLike, progress: bool = True) -> Run:

@@ -15,6 +15,7 @@ import pytest
 from larev_hf.cli import build_parser, main
 from larev_hf.config import config_from_args
 from larev_hf.data import EXPLANATION_COLUMNS
+from larev_hf.hub.explanations import read_explanation_rows
 from larev_hf.hub.files import resolve_bundle_dir
 from larev_hf.hub.trust import Trust, assess, chance_level
 from larev_hf.io import DataError, read_jsonl, write_json
@@ -35,7 +36,7 @@ def test_evaluate_refuses_an_empty_file(tiny_run: Path, tmp_path: Path, capsys) 
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     code = main(["--quiet", "evaluate", "--run-dir", str(tiny_run), "--data-file", str(empty), "--output-dir",
-                 str(tmp_path / "out")])
+                 str(tmp_path / "out"), "--force"])
     err = capsys.readouterr().err
     assert code == 2
     assert str(empty) in err and "no examples" in err
@@ -51,9 +52,9 @@ def test_evaluate_reads_the_explanations_format_and_a_column_mapping(tiny_run: P
     for name, records in (("mine", mine), ("renamed", renamed)):
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     assert main(["--quiet", "evaluate", "--run-dir", str(tiny_run), "--data-file", str(tmp_path / "mine.jsonl"),
-                 "--output-dir", str(tmp_path / "a")]) == 0
+                 "--output-dir", str(tmp_path / "a"), "--force"]) == 0
     assert main(["--quiet", "evaluate", "--run-dir", str(tiny_run), "--data-file", str(tmp_path / "renamed.jsonl"),
-                 "--output-dir", str(tmp_path / "b"), "--column-mapping", '{"rationale": "explanation"}']) == 0
+                 "--output-dir", str(tmp_path / "b"), "--column-mapping", '{"rationale": "explanation"}', "--force"]) == 0
     a = [r for _, r in read_jsonl(tmp_path / "a" / "scores.jsonl")]
     b = [r for _, r in read_jsonl(tmp_path / "b" / "scores.jsonl")]
     assert len(a) == len(rows) and a == b  # the mapping only renames: the same scores to the last bit
@@ -63,7 +64,7 @@ def test_a_missing_column_is_named_with_the_columns_the_line_has(tiny_run: Path,
     row = schema_rows(tiny_run, 1)[0]
     (tmp_path / "bad.jsonl").write_text(json.dumps({"rationale": row["rationale"], "label": row["label"]}) + "\n")
     code = main(["--quiet", "evaluate", "--run-dir", str(tiny_run), "--data-file", str(tmp_path / "bad.jsonl"),
-                 "--output-dir", str(tmp_path / "out")])
+                 "--output-dir", str(tmp_path / "out"), "--force"])
     err = capsys.readouterr().err
     assert code == 2
     assert re.search(r"missing column '(question|choices)'", err)
@@ -71,18 +72,14 @@ def test_a_missing_column_is_named_with_the_columns_the_line_has(tiny_run: Path,
 
 
 def test_the_script_names_a_missing_column(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "examples"))
-    try:
-        from score_llm_rationales import read_examples
-    finally:
-        sys.path.remove(str(ROOT / "examples"))
+    # the bundle script reads files with the same reader as `larev-hf evaluate`
     path = tmp_path / "mine.jsonl"
     path.write_text(json.dumps({"premise": "p", "hypothesis": "h", "label": "entailment", "explanation": "e"}) + "\n")
     with pytest.raises(DataError, match=r"line 1: missing column\(s\) \['rationale'\]; this line has columns "
                                         r"\['explanation', 'hypothesis', 'label', 'premise'\]"):
-        read_examples(str(path), "nli")
-    _, rows = read_examples(str(path), "nli", {"rationale": "explanation"})
-    assert rows[0]["rationale"] == "e"
+        read_explanation_rows(str(path), "nli")
+    _, rows = read_explanation_rows(str(path), "nli", {"rationale": "explanation"})
+    assert rows[0]["rationale"] == "e" and rows[0]["id"] == "mine-1"
 
 
 # ------------------------------------------------------------------ 3: `run` without --dataset

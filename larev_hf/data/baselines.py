@@ -56,6 +56,15 @@ _LOWERABLE = {"a", "an", "the", "two", "three", "four", "some", "several", "many
               "their"}
 
 
+def instance_key(example: Mapping[str, Any]) -> str:
+    """What identifies an instance by its content: the task and its inputs (premise and hypothesis; the question and
+    its choices), never a row id. Every per-example draw of the baselines is seeded from it, so an explanation scores
+    the same whatever its id or its line, and the explanations of one instance share one baseline."""
+    fields = (example.get("premise", ""), example.get("hypothesis", "")) if example.get("task") == "nli" else \
+        (example.get("question", ""), *sorted(example.get("choices") or ()))
+    return "\x1f".join([str(example.get("task", "")), *map(str, fields)])
+
+
 def label_verbalization(example: Mapping[str, Any]) -> str:
     """The text by which a baseline states the label: REV's NLI verbalizer, the answer text, or yes/no."""
     if example["task"] == "nli":
@@ -168,8 +177,9 @@ class TemplateBaselineBuilder:
     """Rule-based vacuous baselines (REV §3.2; LAREV thesis §4.4, table 4.1).
 
     NLI uses REV's template with the verbalizers "implies" / "contradicts" / "is not related to";
-    with ``variants=True`` one of :data:`NLI_FRAMES` is chosen per example from ``(seed, id)``, so an
-    evaluator cannot key on one fixed surface form (the verbalizer is always present verbatim).
+    with ``variants=True`` one of :data:`NLI_FRAMES` is chosen per instance from ``seed`` and the instance's content
+    (:func:`instance_key`: premise and hypothesis, never the row id), so an evaluator cannot key on one fixed surface
+    form (the verbalizer is always present verbatim) and a score never depends on what a row is called.
     QA uses :func:`qa_baseline`, yes/no :func:`yesno_baseline`.
 
     Args:
@@ -182,11 +192,12 @@ class TemplateBaselineBuilder:
         self.variants = variants
 
     def build(self, example: Mapping[str, Any]) -> str:
-        """Baseline for one example; reads ``task``, ``id``, the inputs and ``label`` only."""
+        """Baseline for one example; reads ``task``, the inputs and ``label`` only (``id`` names it in errors)."""
         task, label = example["task"], example["label"]
         if task == "nli":
             label_verbalization(example)  # validates the label
-            frame = random.Random(f"{self.seed}:{example['id']}").randrange(len(NLI_FRAMES)) if self.variants else 0
+            frame = random.Random(f"{self.seed}:{instance_key(example)}").randrange(len(NLI_FRAMES)) \
+                if self.variants else 0
             return nli_baseline(example["premise"], example["hypothesis"], label, frame)
         if task == "qa":
             return qa_baseline(example["question"], label)
@@ -210,9 +221,9 @@ class HFBaselineBuilder:
     - ``mode="qa2d"``: convert ``"{question} </s> {answer}"`` to a declarative with 5-beam search (REV
       and RoRA used a T5-3B QA2D model). NLI examples keep the template baseline in this mode.
 
-    One return per example is picked with an RNG seeded by ``(seed, id)``, among the returns that keep
-    the label's verbalization verbatim (a baseline must state ``y``; ``require_label=False`` accepts
-    any return); if none qualifies, the template baseline is kept and counted in ``fallbacks``. In
+    One return per example is picked with an RNG seeded by ``seed`` and the instance's content
+    (:func:`instance_key`), among the returns that keep the label's verbalization verbatim (a baseline must state
+    ``y``; ``require_label=False`` accepts any return); if none qualifies, the template baseline is kept and counted in ``fallbacks``. In
     ``qa2d`` mode a yes/no example accepts any return: its declarative states the answer by polarity.
 
     Since transformers 4.56 diverse (group) beam search lives in the Hub repo
@@ -318,7 +329,7 @@ class HFBaselineBuilder:
         for i, candidates in zip(todo, self._generate(inputs), strict=True):
             usable = [c for c in candidates if c and self._states_label(examples[i], c)]
             if usable:
-                baselines[i] = random.Random(f"{self.seed}:{examples[i]['id']}").choice(usable)
+                baselines[i] = random.Random(f"{self.seed}:{instance_key(examples[i])}").choice(usable)
             else:
                 fallbacks += 1
         if fallbacks:

@@ -57,7 +57,7 @@ from larev_hf.hub.files import (
     task_and_label_set,
     verify_checksums,
 )
-from larev_hf.hub.inputs import build_records
+from larev_hf.hub.inputs import INSTANCE_ID, build_records
 from larev_hf.hub.model_card import make_model_card
 from larev_hf.hub.scoring import BundleScores, calibrated_scores, ensemble_mean
 from larev_hf.hub.trust import assess, chance_level, label_offsets
@@ -466,4 +466,5 @@ class EvaluatorBundle:
         return BundleScores(scores=scores, log_p_rationale=log_p_rationale, log_p_baseline=log_p_baseline,
                             baselines=list(baselines) if baselines is not None else None, hashcode=self.hashcode,
                             calibrated=calibrated, seed_scores=seed_scores,
-                            relative=None if vacuous is None else scores - vacuous, label_centred=centred)
+                            relative=None if vacuous is None else scores - vacuous, label_centred=centred,
+                            instance_ids=[r.get(INSTANCE_ID) for r in records])

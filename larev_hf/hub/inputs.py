@@ -3,11 +3,10 @@ argument, the example's position, the field and what was expected."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from larev_hf.data.baselines import instance_key
 from larev_hf.data.schema import NLI_LABELS, TASKS, YESNO_LABELS, validate_example
 from larev_hf.io import DataError
 
@@ -21,9 +20,38 @@ def _default_locate(kind: str, index: int, key: str | None = None) -> str:
     return f"{kind}[{index}]" + (f"[{key!r}]" if key else "")
 
 
-def _derived_id(task: str, premise: str, hypothesis: str, question: str) -> str:
-    digest = hashlib.sha1(json.dumps([task, premise, hypothesis, question]).encode("utf-8")).hexdigest()
-    return f"x-{digest[:16]}"
+#: The optional key (and file column) that groups the explanations of one instance: they share it, while each row's
+#: ``id`` stays unique. Ranks within an instance read it; no score does.
+INSTANCE_ID = "instance_id"
+
+
+def _optional_text(value: Any) -> bool:
+    """Whether an optional id is absent or a usable one (a non-empty string or an integer)."""
+    return value is None or (not isinstance(value, bool) and isinstance(value, str | int) and bool(str(value).strip()))
+
+
+def check_instances(records: Sequence[Mapping[str, Any]], name: Callable[[int], str]) -> None:
+    """One id rule for every way in: row ids are unique, and the rows that share an ``instance_id`` share the
+    instance's input (:func:`~larev_hf.data.baselines.instance_key`). ``name(i)`` says where row ``i`` came from.
+
+    Raises:
+        DataError: naming both rows, the id and what was expected.
+    """
+    first_row: dict[str, int] = {}
+    first_instance: dict[str, int] = {}
+    for i, record in enumerate(records):
+        row_id = str(record["id"])
+        if row_id in first_row:
+            raise DataError(f"{name(i)}: duplicate id {row_id!r} (first at {name(first_row[row_id])}); expected a "
+                            f"unique id per row; explanations of one instance share an {INSTANCE_ID!r} instead")
+        first_row[row_id] = i
+        instance = record.get(INSTANCE_ID)
+        if instance is None:
+            continue
+        if instance in first_instance and instance_key(records[first_instance[instance]]) != instance_key(record):
+            raise DataError(f"{name(i)}: {INSTANCE_ID} {instance!r} is shared with {name(first_instance[instance])}, "
+                            "whose input differs; expected the explanations of one instance to share its input")
+        first_instance.setdefault(instance, i)
 
 
 def _as_list(value: Any, name: str) -> list[Any]:
@@ -52,9 +80,9 @@ def build_records(
     - ``task="qa"``: ``question``; optionally ``choices`` (the answer options; the label must be one of them;
       required with ``require_choices``, as RoRA's evaluators read the options).
     - ``task="yesno"``: ``question``.
-    - any task: optionally ``id`` (it seeds the template baseline's surface frame; without it the id is
-      derived from the input text, so the same input always gets the same baseline) and ``task``
-      (checked against the evaluator's).
+    - any task: optionally ``id`` (a unique name for the row, echoed in outputs; without it the row's position),
+      ``instance_id`` (shared by the explanations of one instance, for ranks within it) and ``task`` (checked
+      against the evaluator's). Neither id changes a score: the baseline is a function of the instance's content.
 
     Args:
         rationales (`Sequence[str]`): one rationale per example (an empty string is allowed: b alone).
@@ -69,7 +97,8 @@ def build_records(
             defaults to ``inputs[3]['hypothesis']`` style.
 
     Returns:
-        `list[dict]`: schema records (``id, task, premise, hypothesis, question, choices, label, rationale``).
+        `list[dict]`: schema records (``id, task, premise, hypothesis, question, choices, label, rationale``, and
+        ``instance_id`` where given).
 
     Raises:
         DataError: naming the argument, the example's position and the field, and what was expected.
@@ -133,12 +162,15 @@ def build_records(
             baseline = columns["baselines"][i]
             if not isinstance(baseline, str) or not baseline.strip():
                 raise DataError(f"{locate('baselines', at, None)}: {baseline!r}; expected a non-empty baseline string")
-        raw_id = example.get("id")
-        if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip()):
+        raw_id, raw_instance = example.get("id"), example.get(INSTANCE_ID) or None  # "" = none (evaluate's features)
+        if not _optional_text(raw_id):
             raise DataError(f"{locate('inputs', at, 'id')}: {raw_id!r}; expected a non-empty string or no 'id' key")
+        if not _optional_text(raw_instance):
+            raise DataError(f"{locate('inputs', at, INSTANCE_ID)}: {raw_instance!r}; expected a non-empty string "
+                            f"shared by the explanations of one instance, or no {INSTANCE_ID!r} key")
         premise, hypothesis, question = values.get("premise", ""), values.get("hypothesis", ""), values.get("question", "")
         record = {
-            "id": str(raw_id) if raw_id is not None else _derived_id(task, premise, hypothesis, question),
+            "id": str(raw_id) if raw_id is not None else f"row-{at}",
             "task": task, "premise": premise, "hypothesis": hypothesis, "question": question,
             "choices": choices if choices is not None else list(label_set or [label]),
             "label": label, "rationale": rationale,
@@ -146,5 +178,8 @@ def build_records(
         # the schema's one rule for records (a scored rationale may be empty: b alone); the checks above name the
         # argument and position first, so this only fires on what they do not cover
         validate_example(record, require_rationale=False, location=f"inputs[{at}]")
+        if raw_instance is not None:
+            record[INSTANCE_ID] = str(raw_instance)
         records.append(record)
+    check_instances(records, lambda i: locate("inputs", offset + i, None))
     return records

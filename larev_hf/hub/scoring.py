@@ -13,6 +13,7 @@ import numpy as np
 from larev_hf.hub.config import CALIBRATION_TEXT_FEATURES
 from larev_hf.methods import get_method
 from larev_hf.scores.calibration import Calibration
+from larev_hf.scores.ranking import within_instance_ranks
 
 
 @dataclass
@@ -39,6 +40,22 @@ class BundleScores:
     #: the score minus the mean gold score of its label on the evaluator's test split (``label_offsets`` of the
     #: bundle; fixed label sets only): removes the per-label offset of raw scores (issue 33)
     label_centred: np.ndarray | None = None
+    #: each row's ``instance_id`` (``None`` where it gave none): explanations of one instance are ranked together
+    instance_ids: list[str | None] | None = None
+
+    @property
+    def recommended(self) -> np.ndarray:
+        """The score to read per explanation: the calibrated score where the bundle has a calibration (it resists
+        every VARSuite attack and agrees best with people, docs/human.md), the raw score otherwise."""
+        return self.calibrated if self.calibrated is not None else self.scores
+
+    @property
+    def instance_ranks(self) -> list[int | None] | None:
+        """Per row, the rank of its :attr:`recommended` score among its instance's rows (1 = best); ``None`` when no
+        row names an instance."""
+        if not self.instance_ids or all(instance is None for instance in self.instance_ids):
+            return None
+        return within_instance_ranks(self.recommended, self.instance_ids)
 
     @property
     def mean(self) -> float:
@@ -62,6 +79,9 @@ class BundleScores:
             out["relative_scores"] = [float(x) for x in self.relative]
         if self.label_centred is not None:
             out["label_centred_scores"] = [float(x) for x in self.label_centred]
+        ranks = self.instance_ranks
+        if ranks is not None:
+            out["instance_ranks"] = ranks
         if self.seed_scores is not None:
             out["seed_scores"] = [[float(x) for x in row] for row in self.seed_scores]
             out["seed_std"] = [float(x) for x in self.seed_std]

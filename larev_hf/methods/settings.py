@@ -78,6 +78,9 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser | argparse._Argument
                     kwargs[key] = meta[key]() if callable(meta[key]) else meta[key]
         if meta.get("required"):
             kwargs["required"] = True
+        if not flag.startswith("-"):  # a positional argument: argparse names it by the flag itself
+            kwargs.pop("dest")
+            kwargs.update({key: meta[key] for key in ("nargs",) if key in meta})
         parser.add_argument(flag, **kwargs)
 
 

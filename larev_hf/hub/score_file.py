@@ -1,0 +1,154 @@
+"""``larev-hf evaluate``: a person's file of explanations scored by an evaluator bundle, with the trust check first.
+
+The evaluator is a named default (:mod:`larev_hf.hub.named`), a bundle directory or Hub id, or a trained run (then
+bundled in memory, exactly as ``larev-hf export`` would, and the run's report on the explanations' degraded variants is
+written beside, under ``variants/``). Every path scores through :meth:`EvaluatorBundle.score` — the call behind
+``evaluate.load`` and the bundle script — so one explanation gets one score whichever way it is scored.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from larev_hf.hub.bundle import EvaluatorBundle
+from larev_hf.hub.explanations import (
+    column_notes,
+    explanation_table,
+    markdown_explanation_table,
+    read_explanation_rows,
+    scoring_details,
+    write_explanation_table,
+)
+from larev_hf.hub.trust import MIN_TRAIN_ROWS_ADVICE, Trust
+from larev_hf.io import DataError, write_json, write_text
+
+logger = logging.getLogger(__name__)
+
+#: What the report says about which score to read (docs/hub.md has the measurements behind it).
+READING = ("Read scores within an instance (the `rank` column, with `instance_id`s) or across labels with "
+           "`label_centred`; where there is a `calibrated` column it is the score to read per explanation "
+           "(it agrees best with people and no VARSuite attack gains from it). Scores are comparable only under one "
+           "hashcode. How much to trust them: docs/hub.md, \"Which score to trust\".")
+
+
+class UntrustedEvaluatorError(ValueError):
+    """The evaluators failed the trust checks and ``force`` was not given."""
+
+
+def check_trust(trust: Trust, name: str, force: bool) -> str | None:
+    """``None`` when per-explanation scores can be used; otherwise a warning (``force``) or an
+    :class:`UntrustedEvaluatorError` that says what failed and what to do."""
+    if trust.ok:
+        return None
+    message = f"{name}: {trust.sentence()}"
+    if not force:
+        raise UntrustedEvaluatorError(f"{message}. Train on more rows, {MIN_TRAIN_ROWS_ADVICE}, or pass --force to "
+                                      "score anyway")
+    return f"warning: {message} (scored anyway: --force)"
+
+
+def _summary(scores: np.ndarray, n_boot: int = 1000) -> dict[str, Any]:
+    from larev_hf.scores.stats import bootstrap_ci
+
+    low, high = bootstrap_ci(scores, n_boot=n_boot, seed=0) if len(scores) > 1 else (None, None)
+    return {"mean_score": float(np.mean(scores)), "mean_score_ci95": [low, high]}
+
+
+def render_report(report: Mapping[str, Any]) -> str:
+    """``report.md``: the evaluator, the trust check, the table of what each explanation scored, how to read it."""
+    ci = report["mean_score_ci95"]
+    interval = "" if ci[0] is None else f" [{ci[0]:+.3f}, {ci[1]:+.3f}]"
+    out = [f"# Your explanations: {report['data_file']}", "",
+           f"Scored by `{report['evaluator']}` ({report['hashcode']}): {report['n_explanations']} explanations, mean "
+           f"score {report['mean_score']:+.3f} nats{interval} (95% bootstrap interval).", "",
+           f"**Trust check**: {Trust(**report['trust']).sentence()}.", ""]
+    if report.get("warning"):
+        out += [f"> {report['warning']}", ""]
+    out += ["## Each explanation", "", markdown_explanation_table(report["explanations"]), "",
+            *[f"- {line}" for line in report["columns"]], "", READING, ""]
+    if report.get("variants"):
+        out += ["## Against their degraded variants", "",
+                f"Every method of the run on your explanations and on variants built from them (yours + \"The answer "
+                f"is <label>.\", the vacuous baseline, the label sentence alone): [{report['variants']}]"
+                f"({report['variants']}).", ""]
+    return "\n".join(out)
+
+
+def score_file(bundle: EvaluatorBundle, evaluator: str, data_file: str | os.PathLike, output_dir: str | os.PathLike,
+               *, column_mapping: Mapping[str, str] | None = None, force: bool = False, progress: bool = True,
+               variants: str | None = None, rows: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Score ``data_file`` with ``bundle`` and write ``scores.jsonl``, ``scores.csv``, ``report.md`` and
+    ``report.json`` to ``output_dir``; returns the report (its ``explanations`` are the table's rows). ``rows``:
+    the file already read as schema records (a data set's own format), instead of the "my explanations" reader.
+
+    Raises:
+        UntrustedEvaluatorError: the evaluators fail the trust checks and ``force`` is not set.
+        DataError: a line of the file (named with its line number) does not fit the bundle's task.
+    """
+    trust = Trust(**bundle.config.trust) if bundle.config.trust else None
+    warning = check_trust(trust, evaluator, force) if trust is not None else None
+    if rows is None:
+        lines, rows = read_explanation_rows(data_file, bundle.config.task, column_mapping)
+    else:
+        lines = list(range(1, len(rows) + 1))
+    with_baseline = [row for row in rows if "baseline" in row]
+    if with_baseline and len(with_baseline) != len(rows):
+        raise DataError(f"{data_file}: {len(with_baseline)} of {len(rows)} lines have a 'baseline'; give one on every "
+                        "line or on none")
+    baselines = [row["baseline"] for row in rows] if with_baseline else None
+
+    def locate(kind: str, index: int, key: str | None = None) -> str:
+        field = key or {"rationales": "rationale", "labels": "label", "baselines": "baseline"}.get(kind)
+        return f"{data_file}, line {lines[index]}" + (f": field {field!r}" if field else "")
+
+    records = bundle.records([row.get("rationale") for row in rows], [row.get("label") for row in rows], rows,
+                             baselines, locate=locate)
+    result = bundle.score([r["rationale"] for r in records], [r["label"] for r in records], records, baselines,
+                          progress=progress)
+    table = explanation_table(records, result.scores, result.label_centred, result.calibrated)
+    extra = scoring_details(records, result.log_p_rationale, result.log_p_baseline, result.baselines)
+    output_dir = Path(output_dir)
+    write_explanation_table(table, output_dir, extra)
+    report = {"data_file": str(data_file), "evaluator": evaluator, "method": bundle.config.method,
+              "hashcode": result.hashcode, "trust": (trust or Trust(None, None, None, None)).to_dict(),
+              "warning": warning, "n_explanations": len(records), **_summary(result.scores),
+              "columns": column_notes(table), "variants": variants, "explanations": table}
+    write_json(output_dir / "report.json", report)
+    write_text(output_dir / "report.md", render_report(report))
+    return report
+
+
+def score_file_with_run(run_dir: str | os.PathLike, method: str, data_file: str | os.PathLike,
+                        output_dir: str | os.PathLike, *, column_mapping: Mapping[str, str] | None = None,
+                        force: bool = False, progress: bool = True) -> dict[str, Any]:
+    """:func:`score_file` with the run's ``method`` evaluators, after the run's own report on the explanations and
+    their degraded variants (:meth:`larev_hf.pipeline.Run.evaluate_file`) in ``output_dir/variants``."""
+    from larev_hf.pipeline import Run
+
+    bundle = EvaluatorBundle.from_run(run_dir, method)
+    trust = Trust(**bundle.config.trust)
+    check_trust(trust, f"{run_dir} ({method})", force)  # before any scoring
+    run = Run.load(run_dir, progress)
+    run.evaluate_file(data_file, Path(output_dir) / "variants", column_mapping)
+    rows = None
+    if not column_mapping and _rationale_column_missing(data_file):  # the data set's own format (e-SNLI's, ...)
+        rows = [{k: v for k, v in r.items() if k != "baseline"} for r in run.read_data_file(data_file)]
+    return score_file(bundle, f"{run_dir} ({method})", data_file, output_dir, column_mapping=column_mapping,
+                      force=force, progress=progress, variants="variants/report.md", rows=rows)
+
+
+def _rationale_column_missing(data_file: str | os.PathLike) -> bool:
+    """Whether the file's first line lacks a ``rationale`` column (so it is in a data set's own format)."""
+    from larev_hf.io import read_csv, read_jsonl
+
+    path = Path(data_file)
+    if not path.is_file():
+        return False
+    first = next(iter(read_csv(path) if path.suffix.lower() == ".csv" else read_jsonl(path)), None)
+    return first is not None and "rationale" not in first[1]
