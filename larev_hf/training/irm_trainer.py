@@ -18,13 +18,14 @@ from torch.utils.data import DataLoader
 from transformers import PreTrainedModel, Seq2SeqTrainer
 
 from larev_hf.modeling.backbones import load_evaluator
+from larev_hf.training.checkpoints import TiedWeightsResumeMixin
 from larev_hf.training.collator import EnvironmentCollator
 from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.losses import IRMProbeLoss
 from larev_hf.training.sampler import EnvironmentGroupBatchSampler, grouping_lengths
 
 
-class IRMProbeTrainer(Seq2SeqTrainer):
+class IRMProbeTrainer(TiedWeightsResumeMixin, Seq2SeqTrainer):
     """Trains with L = ERM + λ_IRM·IRMv1 − λ_probe·L_probe(ψ frozen), both weights warmed up linearly.
 
     Args:

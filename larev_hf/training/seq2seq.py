@@ -27,11 +27,12 @@ from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.trainer_utils import get_last_checkpoint
 
 from larev_hf.modeling.lora import is_peft_model, save_adapter
+from larev_hf.training.checkpoints import TiedWeightsResumeMixin
 from larev_hf.training.sampler import LengthGroupedShuffledSampler, grouping_lengths
 from larev_hf.training.settings import TrainSettings
 
 
-class EvaluatorTrainer(Seq2SeqTrainer):
+class EvaluatorTrainer(TiedWeightsResumeMixin, Seq2SeqTrainer):
     """``Seq2SeqTrainer`` whose ``train_sampling_strategy="group_by_length"`` also shuffles the order of the
     length-grouped batches (:class:`~larev_hf.training.sampler.LengthGroupedShuffledSampler`); any other strategy,
     or a dataset without ``input_ids``, is HF's."""
