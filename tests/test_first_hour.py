@@ -149,7 +149,8 @@ def test_help_texts_show_defaults_and_every_method(capsys) -> None:
             main(argv)
     out = capsys.readouterr().out
     evaluate_help, run_help = out.split("usage: larev-hf run")
-    assert re.search(r"--run-dir RUN_DIR\s+a finished run directory", evaluate_help)
+    assert re.search(r"--run-dir RUN_DIR\s+instead of --evaluator: a finished run directory", evaluate_help)
+    assert re.search(r"--evaluator EVALUATOR\s+a named default evaluator", evaluate_help)
     assert re.search(r"--output-dir OUTPUT_DIR\s+where report\.md", evaluate_help)
     assert "(default: t5-tiny)" in run_help
     method_help = re.sub(r"\s+", " ", run_help.split("  --method METHOD")[1].split("  --")[0])

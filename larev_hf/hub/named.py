@@ -109,7 +109,7 @@ RECIPES: dict[str, EvaluatorRecipe] = {recipe.name: recipe for recipe in (
         human_args=("--half", "held"), minutes=30.0, aliases=("nli", "snli")),
     EvaluatorRecipe(
         name="commonsenseqa", description="multiple-choice QA (question, choices, label); CoS-E, MiniLM",
-        dataset="cose", data_subdir="cose", hub_dataset="cos_e",
+        dataset="cose", data_subdir="cose", hub_dataset=None,  # the Hub's cos_e has no test split
         run_args=("--method", "larev", "--backbone", "minilm2minilm", "--max-train-examples", "2000",
                   "--max-eval-examples", "475", "--seed", "0"),
         minutes=30.0, aliases=("cose", "csqa")),
@@ -166,7 +166,7 @@ def data_root(data_dir: str | os.PathLike | None = None) -> Path | None:
     chosen = data_dir or os.environ.get(DATA_ENV)
     if not chosen:
         return None
-    root = Path(chosen).expanduser()
+    root = Path(chosen).expanduser().resolve()
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such data directory; expected the shared data layout "
                                 "(esnli/, cose/, strategyqa/, human/)")
