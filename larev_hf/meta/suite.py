@@ -414,4 +414,4 @@ def load_suite(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 
 # The families a surface heuristic cannot pass register themselves on import (through the family registry).
-from larev_hf.meta import surface_families  # noqa: E402, F401
+from larev_hf.meta import padding_family, surface_families  # noqa: E402, F401
