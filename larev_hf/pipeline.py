@@ -30,7 +30,7 @@ from larev_hf.data.variants import build_variants
 from larev_hf.io import DataError, file_sha256, read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods import Stage, get_method, method_names
 from larev_hf.modeling import build_model, build_tokenizer, check_backbone, is_preset, load_evaluator
-from larev_hf.report import separation_title, write_report
+from larev_hf.report import majority_class, separation_title, write_report
 from larev_hf.runner import StageRunner
 from larev_hf.scores import VARIANTS
 from larev_hf.scores.stats import summarize_by_label
@@ -230,8 +230,8 @@ class Run:
         views = self.seed_views()
         summaries = [read_json(view.path("scores", "test_summary.json")) for view in views]
         pointwise = [read_json(view.path("scores", "test_pointwise.json")) for view in views] if len(views) > 1 else []
-        self.write_report(self.combine_seeds(views, summaries, pointwise), "test", len(self.split_records("test")),
-                          self.dir)
+        labels = [record["label"] for record in self.split_records("test")]
+        self.write_report(self.combine_seeds(views, summaries, pointwise), "test", len(labels), self.dir, labels)
 
     def combine_seeds(self, views: list[Run], summaries: list[dict], pointwise: list[dict]) -> dict:
         """The report's summary: the first seed's, plus (several seeds) per method the across-seed figures of
@@ -257,10 +257,14 @@ class Run:
             summary["seeds"]["methods"][name] = entry
         return summary
 
-    def write_report(self, summary: dict, split: str, n_examples: int, output_dir: Path) -> dict:
+    def write_report(self, summary: dict, split: str, n_examples: int, output_dir: Path,
+                     labels: list[str] | None = None) -> dict:
+        """``report.json``/``report.md``/``separations.png`` of a scoring; ``labels`` (the gold labels scored) give
+        the majority-class accuracy the evaluators' accuracy is read against."""
         markers = self.runner.markers()
         report = {
             "dataset": self.config.dataset, "split": split, "n_examples": n_examples, **summary,
+            "majority_class": majority_class(labels or []),
             "settings": self.config.to_dict(),
             # in pipeline order (then stages of earlier scorings), not the markers' alphabetical order
             "timings": {stage: markers[stage]["seconds"]
@@ -344,7 +348,8 @@ class Run:
                 pointwise.append(summary.pop("pointwise"))
                 summaries.append(summary)
                 write_jsonl(output_dir / ("scores.jsonl" if k == 0 else f"seed-{view.config.seed}/scores.jsonl"), rows)
-            return self.write_report(self.combine_seeds(views, summaries, pointwise), split, len(records), output_dir)
+            return self.write_report(self.combine_seeds(views, summaries, pointwise), split, len(records), output_dir,
+                                     [record["label"] for record in records])
 
     def read_data_file(self, data_file: str | os.PathLike, column_mapping: dict[str, str] | None = None,
                        ) -> list[dict[str, Any]]:

@@ -169,6 +169,36 @@ def backbone_defaults_lines(settings: dict[str, Any]) -> list[str]:
             + "; ".join(f"{source}: {', '.join(flags)}" for source, flags in by_source.items()) + ".", ""]
 
 
+#: How close to the majority class a rationale model's accuracy with gold rationales may come before the report warns
+#: that its scores are noise (the export trust check asks more: 80% and above chance, docs/hub.md).
+NEAR_MAJORITY = 0.05
+
+
+def majority_class(labels: list[str]) -> dict[str, Any] | None:
+    """The most frequent gold label and the accuracy of always answering it: the floor an evaluator must clear."""
+    if not labels:
+        return None
+    label = max(sorted(set(labels)), key=labels.count)
+    return {"label": label, "accuracy": labels.count(label) / len(labels)}
+
+
+def accuracy_warnings(report: dict[str, Any]) -> list[str]:
+    """One sentence per rationale-reading model whose accuracy with gold rationales is within :data:`NEAR_MAJORITY`
+    of always answering the majority class: it has not learned the task, so its per-example scores are noise."""
+    majority = report.get("majority_class")
+    if not majority:
+        return []
+    out = []
+    for model, values in (report.get("accuracy") or {}).items():
+        gold = values.get("gold")
+        if gold is not None and gold < majority["accuracy"] + NEAR_MAJORITY:
+            out.append(f"`{model}` is right on {100 * gold:.1f}% of {report['split']} examples with the gold rationales; "
+                       f"always answering '{majority['label']}' is right on {100 * majority['accuracy']:.1f}%. It has not "
+                       "learned the task: its per-example scores are noise (train more rows or a stronger backbone; "
+                       "`larev-hf export` and `evaluate` refuse such evaluators)")
+    return out
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """Markdown: a verdict derived from the numbers, then absolute scores, separations with 95% intervals, win rates,
     accuracy, ablations and stage times."""
@@ -180,6 +210,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         flags = [f"`--{name.replace('_', '-')}`" for name in shortcuts]
         out += [f"Trained with {_listing(flags)}: settings that change what the evaluators learn (docs/scale.md).", ""]
     out += backbone_defaults_lines(report.get("settings") or {})
+    warnings = accuracy_warnings(report)
+    if warnings:
+        out += ["## Warning: evaluators at the majority class", "", *(f"- {line}" for line in warnings), ""]
     out += ["## Verdict", "", *(f"- {line}" for line in verdict(report)), "",
             "A separation is a metric's Gold score minus a degraded variant's (Gold-Leaky: gold + \"The answer is "
             "<label>.\"; Vacuous: the vacuous baseline b alone, which restates the input with the label; Leaky: the "
@@ -237,6 +270,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         out.append(markdown_table(["Model"] + [variant_title(c) if c != "baseline" else c for c in columns],
                           [[model] + [f"{100 * values[c]:.2f}" if c in values else "" for c in columns]
                            for model, values in report["accuracy"].items()]))
+        if report.get("majority_class"):
+            majority = report["majority_class"]
+            out += ["", f"Always answering the majority class ('{majority['label']}'): "
+                        f"{100 * majority['accuracy']:.2f}%."]
     if report.get("ablations"):
         out += ["", "## Ablations (thesis table 5.6)", ""]
         keys = _union(report["ablations"].values(), "separations")

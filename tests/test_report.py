@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from larev_hf.report import render_markdown, verdict
+from larev_hf.report import accuracy_warnings, majority_class, render_markdown, verdict
 
 
 def entry(absolute: dict, ci95: dict) -> dict:
@@ -25,3 +25,20 @@ def test_the_verdict_follows_the_intervals() -> None:
     markdown = render_markdown({**report, "timings": {"data": 1.0, "phi_base": 2.5, "score-rev": 0.5}})
     assert markdown.index("## Verdict") < markdown.index("## Absolute scores")
     assert "| data | 1.0 |\n| phi_base | 2.5 |\n| score-rev | 0.5 |\n| **total** | 4.0 |" in markdown
+
+
+def test_an_evaluator_at_the_majority_class_is_called_noise() -> None:
+    labels = ["no"] * 58 + ["yes"] * 42
+    majority = majority_class(labels)
+    assert majority == {"label": "no", "accuracy": 0.58}
+    report = {"dataset": "strategyqa", "split": "test", "n_examples": 100, "methods": {}, "majority_class": majority,
+              "accuracy": {"phi_base": {"baseline": 0.57}, "phi_la": {"gold": 0.60, "vacuous": 0.58},
+                           "phi": {"gold": 0.64}}}
+    warnings = accuracy_warnings(report)
+    assert len(warnings) == 1 and warnings[0].startswith("`phi_la` is right on 60.0% of test examples")
+    assert "always answering 'no' is right on 58.0%" in warnings[0]
+    markdown = render_markdown(report)
+    assert markdown.index("## Warning: evaluators at the majority class") < markdown.index("## Verdict")
+    assert "Always answering the majority class ('no'): 58.00%." in markdown
+    # a learned evaluator: no warning
+    assert "## Warning" not in render_markdown({**report, "accuracy": {"phi_la": {"gold": 0.9}}})
