@@ -95,13 +95,14 @@ class HumanEvaluation:
         records = self.judged.records()
         columns = self.judged.score_columns(methods)
         halves = instance_half([r["instance"] for r in records], self.settings.split_seed)
-        kinds = {name: get_method(name.split("@")[0]).kind for name in columns if name not in self.judged.baseline_columns} | {
-            c: "column" for c in self.judged.baseline_columns}
+        baselines = self.judged.baseline_columns
+        kinds = {name: get_method(name.split("@")[0]).kind for name in columns if name not in baselines} | {
+            c: "column" for c in baselines}
         titles = {name: get_method(name.split("@")[0]).title + (f" ({name.split('@')[1]})" if "@" in name else "")
-                  for name in columns if name not in self.judged.baseline_columns} | {
-            c: f"{c} ({'lower' if s < 0 else 'higher'} = better)" for c, s in self.judged.baseline_columns.items()}
+                  for name in columns if name not in baselines} | {
+            c: f"{c} ({'lower' if s < 0 else 'higher'} = better)" for c, s in baselines.items()}
         calibration: dict[str, Any] | None = None
-        if self.settings.calibrate:
+        if self.calibration is not None:
             calibrated, calibration = self.calibration.columns(records, columns, halves, attacks)
             for name, values in calibrated.items():
                 columns[name], kinds[name] = values, "metric"

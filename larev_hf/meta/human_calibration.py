@@ -1,15 +1,16 @@
 """``larev-hf human --calibrate``: a calibrated score fitted on the select half of the judged file.
 
-The calibration (:mod:`larev_hf.scores.calibration`) combines scored methods into one score: a learned metric (the
-first among ``--calibrate``'s features, the anchor) and capped others, fitted out-of-fold on the select half of a
-split by instance and applied to the held half. ``--calibration-fit agreement`` chooses its weights by agreement with
+The calibration (:mod:`larev_hf.scores.calibration`) is a logistic combination of scored methods (the first learned
+metric among ``--calibrate``'s features anchors it), fitted out-of-fold on the select half of a split by instance and
+applied to the held half. ``--calibration-fit agreement`` chooses its weights by agreement with
 the judgments alone. ``--calibration-fit robust`` (the default) chooses them by agreement *and* by AUC against every
-VARSuite family (:mod:`larev_hf.meta.robust_calibration`): people reward explanations that reuse the input's words,
-so a fit by agreement alone can let a copy of the input outscore the gold; the robust fit keeps only candidates whose
-AUC against every family stays above a floor (or near the anchor alone, where the anchor is below it). Its attack rows come from VARSuite built on the run's splits, each scored by a
-``larev-hf meta`` run of its own (:class:`~larev_hf.meta.evaluation.MetaEvaluation`: ``attacks/<split>``, resumable):
-the validation split checks the choice, the test split reports it, and with ``--robustness-fit-split train`` the
-training split provides the rows the candidates are fitted against.
+VARSuite family (:mod:`larev_hf.meta.robust_calibration`): people reward explanations that reuse the input's words, so
+a fit by agreement alone can let a copy of the input outscore the gold; the robust fit caps the other features and
+keeps only candidates whose AUC against every family stays above a floor (or near the anchor alone, where the anchor is below it). Its attack rows
+come from VARSuite built on the run's splits, each scored by a ``larev-hf meta`` run of its own
+(:class:`~larev_hf.meta.evaluation.MetaEvaluation`: ``attacks/<split>``, resumable): the validation split checks the
+choice, the test split reports it, and with ``--robustness-fit-split train`` the training split provides the rows the
+candidates are fitted against.
 """
 
 from __future__ import annotations

@@ -36,9 +36,10 @@ STATISTIC_TITLES = {"pairwise": "Pairwise agreement", "spearman": "Spearman ρ",
 
 def ceiling_figures(columns: Mapping[str, np.ndarray], records: Sequence[Mapping[str, Any]], human: str,
                     metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The figures beside the agreement table that say how good an agreement is: select-1 per metric with its
-    random and oracle references (Wiegreffe et al. 2022); the annotators' own agreement from their votes (when every record has the same number of votes for ``human``) and each metric's
-    agreement as a share of it; with a ``source`` column, the point statistics per source (crowd vs GPT-3, ...)."""
+    """The figures beside the agreement table that say how good an agreement is: select-1 per metric with its random and
+    oracle references (Wiegreffe et al. 2022); the annotators' own agreement from their votes (when every record has
+    the same number of votes for ``human``) and each metric's agreement as a share of it; with a ``source`` column,
+    the point statistics per source (crowd vs GPT-3, ...)."""
     judged = np.array([r["numbers"][human] for r in records])
     instances = [r["instance"] for r in records]
     out: dict[str, Any] = {
