@@ -203,7 +203,8 @@ def _meta(args: argparse.Namespace, progress: bool) -> int:
 
 def _human(args: argparse.Namespace, progress: bool) -> int:
     """``larev-hf human``: agreement with human judgments; prints each metric's figures on the first human column."""
-    from larev_hf.meta.human import STATISTIC_TITLES, HumanEvaluation
+    from larev_hf.meta.human import HumanEvaluation
+    from larev_hf.meta.human_report import STATISTIC_TITLES
     from larev_hf.meta.settings import HumanSettings
     from larev_hf.methods.settings import field_values
     from larev_hf.pipeline import Run

@@ -1,6 +1,7 @@
-"""Every ``larev-hf`` flag as one dataclass field (issue 34): the commands' own arguments, and the table of which
-dataclasses make each subcommand's flags (:func:`command_arguments`), read by :func:`larev_hf.cli.build_parser` and
-by the test that checks every flag's default comes from exactly one field. Importable without torch."""
+"""Every ``larev-hf`` flag as one dataclass field, so its default and help are declared once: the commands' own
+arguments, and the table of which dataclasses make each subcommand's flags (:func:`command_arguments`), read by
+:func:`larev_hf.cli.build_parser` and by the test that checks every flag's default comes from exactly one field.
+Importable without torch."""
 
 from __future__ import annotations
 

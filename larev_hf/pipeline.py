@@ -211,7 +211,7 @@ class Run:
             pointwise = scored.scores if scored.scores is not None else \
                 get_method(name).pointwise(self, records, variants, shared)
             result["pointwise"][name] = {v: [float(x) for x in values] for v, values in pointwise.items()}
-            if "gold" in pointwise:  # per gold label: a leak that works for one label shows (issue 32)
+            if "gold" in pointwise:  # per gold label: a leak that works for one label only shows there
                 scored.summary["by_label"] = summarize_by_label(pointwise, [r["label"] for r in records])
             result["accuracy"].update(scored.accuracy)
             result.update(scored.extra)

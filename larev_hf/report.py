@@ -158,7 +158,7 @@ def verdict(report: dict[str, Any]) -> list[str]:
 
 
 def backbone_defaults_lines(settings: dict[str, Any]) -> list[str]:
-    """One line per source of the settings the backbone decided (issue 34): ``--flag value`` each, so a reader sees
+    """One line per source of the settings the backbone decided: ``--flag value`` each, so a reader sees
     which values the run did not ask for (``run_config.json``'s ``backbone_defaults``)."""
     by_source: dict[str, list[str]] = {}
     for name, source in (settings.get("backbone_defaults") or {}).items():

@@ -14,19 +14,20 @@ from larev_hf.data.baselines import (
     qa_baseline,
     yesno_baseline,
 )
-from larev_hf.data.loaders import (
+from larev_hf.data.formats import (
     EXPLANATION_COLUMNS,
-    KINDS,
     infer_dataset_kind,
+    load_explanations,
+    load_schema_jsonl,
+)
+from larev_hf.data.loaders import (
+    KINDS,
     load_cose,
     load_ecqa,
     load_esnli,
     load_examples,
-    load_explanations,
     load_jsonl,
-    load_schema_jsonl,
     load_strategyqa,
-    source_files,
 )
 from larev_hf.data.schema import (
     COLUMNS,
@@ -38,6 +39,7 @@ from larev_hf.data.schema import (
     to_dataset,
     validate_example,
 )
+from larev_hf.data.sources import source_files
 from larev_hf.data.synthetic import (
     SYNTHETIC_CATEGORIES,
     SYNTHETIC_PLACES,

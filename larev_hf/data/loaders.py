@@ -14,132 +14,24 @@ Supported sources (see ``../shared/data/README.md`` for the local copies):
 - ECQA (Aggarwal et al., 2021), Hub layout of ``yangdong/ecqa``: rationale = the free-flow ``taskB``
   explanation (the LAREV thesis's open-label set).
 - A user's own JSONL/CSV with a column mapping, and the synthetic task (:mod:`larev_hf.data.synthetic`).
+
+Where the rows come from and how they are validated is :mod:`larev_hf.data.sources`; recognising a file's format
+(the schema, a data set's layout, the "my explanations" format) is :mod:`larev_hf.data.formats`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import datasets
 
-from larev_hf.data.schema import (
-    COLUMNS,
-    NLI_LABELS,
-    TASKS,
-    YESNO_LABELS,
-    make_example,
-    to_dataset,
-    validate_example,
-)
+from larev_hf.data.schema import COLUMNS, NLI_LABELS, TASKS, YESNO_LABELS, make_example
+from larev_hf.data.sources import collect, local_file, read_local, read_rows
 from larev_hf.data.synthetic import load_synthetic
-from larev_hf.io import DataError, read_csv, read_jsonl, where
-
-Row = tuple[int | None, dict[str, Any]]
-"""``(line number or None for Hub rows, raw record)``."""
-
-Converter = Callable[[dict[str, Any], int, int | None], dict[str, Any] | None]
-"""``(raw record, row index, line or None) -> schema record``, or ``None`` to skip the row (e.g. e-SNLI label -1)."""
-
-_PATH_SUFFIXES = (".jsonl", ".json", ".csv")
-
-
-# --------------------------------------------------------------------------- sources
-
-
-def _looks_like_path(source: str) -> bool:
-    return source.startswith(("/", ".", "~")) or Path(source).suffix in _PATH_SUFFIXES
-
-
-def _local_file(source: str | os.PathLike, split: str, extensions: Sequence[str] = (".jsonl",)) -> Path | None:
-    """Resolve ``source`` to a local file: ``{source}/{split}{ext}``, ``source`` itself, or ``None`` (a Hub name)."""
-    path = Path(source).expanduser()
-    if path.is_dir():
-        for extension in extensions:
-            candidate = path / f"{split}{extension}"
-            if candidate.is_file():
-                return candidate
-        found = sorted(p.name for p in path.iterdir() if p.suffix in extensions)
-        expected = " or ".join(f"{split}{extension}" for extension in extensions)
-        raise DataError(f"{path}: no file {expected} for split {split!r}; the directory has {found}")
-    if path.is_file():
-        return path
-    if isinstance(source, os.PathLike) or _looks_like_path(str(source)):
-        raise DataError(f"{path}: no such file or directory; expected a data directory or a JSONL/CSV file")
-    return None
-
-
-def _read_local(path: Path) -> Iterator[Row]:
-    reader = read_csv if path.suffix == ".csv" else read_jsonl
-    yield from reader(path)
-
-
-def _rows(source: str | os.PathLike, split: str, hub_config: str | None = None) -> tuple[str, Iterable[Row]]:
-    """Return a location label and the raw rows of a local file or a Hub data set."""
-    path = _local_file(source, split)
-    if path is not None:
-        return str(path), _read_local(path)
-    try:
-        hub = datasets.load_dataset(str(source), hub_config, split=split)
-    except (ConnectionError, FileNotFoundError, OSError, ValueError) as error:
-        offline = os.environ.get("HF_DATASETS_OFFLINE") == "1" or os.environ.get("HF_HUB_OFFLINE") == "1"
-        raise DataError(f"{source}: not a local directory or file, and the Hub data set of that name cannot be loaded"
-                        f"{' offline' if offline else ''} ({type(error).__name__}: {str(error).splitlines()[0][:200]}); "
-                        "check --data-dir (a local path starts with '/', './' or '~')") from error
-    return f"{source} (Hub, split {split!r})", ((None, dict(row)) for row in hub)
-
-
-def source_files(kind: str, source: str | os.PathLike | None, splits: Sequence[str]) -> dict[str, Path | None]:
-    """The local file each split is read from (``None``: the Hub or generated data), for fingerprinting a run's
-    inputs. Raises :class:`DataError` for a local path that does not exist or lacks a split."""
-    if kind == "synthetic" or source is None:
-        return dict.fromkeys(splits)
-    extensions = (".jsonl", ".csv") if kind == "jsonl" else (".jsonl",)
-    return {split: _local_file(source, split, extensions) for split in splits}
-
-
-def _collect(
-    rows: Iterable[Row], convert: Converter, path: str, max_examples: int | None, hints: Mapping[str, str] | None = None,
-    columns: Mapping[str, str] | None = None,
-) -> datasets.Dataset:
-    """Convert and validate rows (stopping after ``max_examples`` kept records) into a schema Dataset.
-
-    ``hints`` maps a source column to advice appended when that column is missing; ``columns`` maps a schema field
-    to the source column it is read from, so a validation error names the user's column (``explanation_1``), not
-    only the schema's field (``rationale``).
-    """
-    if max_examples is not None and max_examples < 0:
-        raise ValueError(f"max_examples must be >= 0 or None, got {max_examples}")
-    records: list[dict[str, Any]] = []
-    for index, (line, raw) in enumerate(rows):
-        if max_examples is not None and len(records) >= max_examples:
-            break
-        try:
-            record = convert(raw, index, line)
-        except KeyError as error:
-            loc = where(path, line) if line is not None else f"{path}, row {index}"
-            unit = "line" if line is not None else "row"
-            hint = (hints or {}).get(error.args[0])
-            raise DataError(
-                f"{loc}: missing column {error.args[0]!r}; this {unit} has columns {sorted(raw)}"
-                + (f"; {hint}" if hint else "")
-            ) from None
-        if record is None:
-            continue
-        try:
-            validate_example(record, path=path, line=line)
-        except DataError as error:
-            message = str(error)
-            for field, column in (columns or {}).items():
-                if column != field:
-                    message = message.replace(f"field {field!r}", f"column {column!r} (the schema's {field!r})")
-            raise DataError(message) from None
-        records.append(record)
-    return to_dataset(records)
-
+from larev_hf.io import DataError, where
 
 # --------------------------------------------------------------------------- field helpers
 
@@ -208,8 +100,8 @@ def load_esnli(source: str | os.PathLike, split: str, max_examples: int | None =
             rationale=_text(raw["explanation_1"]),
         )
 
-    path, rows = _rows(source, split)
-    return _collect(rows, convert, path, max_examples, columns={"rationale": "explanation_1"})
+    path, rows = read_rows(source, split)
+    return collect(rows, convert, path, max_examples, columns={"rationale": "explanation_1"})
 
 
 def load_strategyqa(source: str | os.PathLike, split: str, max_examples: int | None = None) -> datasets.Dataset:
@@ -232,8 +124,8 @@ def load_strategyqa(source: str | os.PathLike, split: str, max_examples: int | N
             rationale=" ".join(fact for fact in _texts(facts) if fact),
         )
 
-    path, rows = _rows(source, split)
-    return _collect(rows, convert, path, max_examples,
+    path, rows = read_rows(source, split)
+    return collect(rows, convert, path, max_examples,
                     columns={"id": "qid", "label": "answer", "rationale": "facts"})
 
 
@@ -275,8 +167,8 @@ def load_cose(
 
     if hub_config is None and str(source).split("/")[-1] == "cos_e":
         hub_config = "v1.11"
-    path, rows = _rows(source, split, hub_config)
-    return _collect(rows, convert, path, max_examples, columns={"rationale": "explanation (or abstractive_explanation)"})
+    path, rows = read_rows(source, split, hub_config)
+    return collect(rows, convert, path, max_examples, columns={"rationale": "explanation (or abstractive_explanation)"})
 
 
 def load_ecqa(source: str | os.PathLike, split: str, max_examples: int | None = None) -> datasets.Dataset:
@@ -298,8 +190,8 @@ def load_ecqa(source: str | os.PathLike, split: str, max_examples: int | None = 
             rationale=_text(raw["taskB"]),
         )
 
-    path, rows = _rows(source, split)
-    return _collect(rows, convert, path, max_examples,
+    path, rows = read_rows(source, split)
+    return collect(rows, convert, path, max_examples,
                     columns={"id": "q_no", "question": "q_text", "label": "q_ans", "rationale": "taskB"})
 
 
@@ -342,7 +234,7 @@ def load_jsonl(
     fixed_choices = _texts(label_set) if label_set is not None else None
     inputs = ("premise", "hypothesis") if task == "nli" else ("question",)
 
-    path = _local_file(path_or_dir, split, (".jsonl", ".csv"))
+    path = local_file(path_or_dir, split, (".jsonl", ".csv"))
     if path is None:
         raise DataError(f"{path_or_dir}: no such file or directory; expected a JSONL/CSV file or a directory")
 
@@ -361,7 +253,7 @@ def load_jsonl(
         )
 
     hints = {"choices": "map 'choices' to the file's choices column, or pass label_set"}
-    return _collect(_read_local(path), convert, str(path), max_examples, hints if choices_column == "choices" else None,
+    return collect(read_local(path), convert, str(path), max_examples, hints if choices_column == "choices" else None,
                     columns=mapping)
 
 
@@ -375,96 +267,6 @@ LOADERS: dict[str, Callable[..., datasets.Dataset]] = {
     "jsonl": load_jsonl,
 }
 KINDS: tuple[str, ...] = (*LOADERS, "synthetic")
-
-
-def load_schema_jsonl(path: str | os.PathLike) -> datasets.Dataset:
-    """A JSONL file already in the schema (a run's ``data/test.jsonl``, a saved synthetic split, ...).
-
-    Extra columns (``baseline``, ``rationale_<variant>``) are dropped; each record is validated.
-    """
-    records = []
-    for line, raw in read_jsonl(path):
-        record = {column: raw[column] for column in COLUMNS if column in raw}
-        validate_example(record, path=str(path), line=line)
-        records.append(record)
-    return to_dataset(records)
-
-
-#: The columns that tell each data set's own layout apart (:func:`infer_dataset_kind`), most specific first.
-KIND_COLUMNS: dict[str, frozenset[str]] = {
-    "esnli": frozenset({"premise", "hypothesis", "explanation_1"}),
-    "ecqa": frozenset({"q_text", "q_ans", "taskB"}),
-    "strategyqa": frozenset({"question", "answer", "facts"}),
-    "cose": frozenset({"question", "choices", "answerKey"}),
-}
-
-
-def infer_dataset_kind(source: str | os.PathLike) -> str | None:
-    """The data set kind whose columns the first line of a local directory's ``train``/``test`` file (or a local
-    file) has; ``None`` when none matches or ``source`` is not local (a Hub name)."""
-    path = Path(source).expanduser()
-    candidates = [path] if path.is_file() else [path / f"{split}{ext}" for split in ("train", "test", "validation")
-                                                  for ext in (".jsonl", ".csv")]
-    for candidate in candidates:
-        if candidate.is_file():
-            first = next(iter(_read_local(candidate)), None)
-            columns = set(first[1]) if first else set()
-            return next((kind for kind, needed in KIND_COLUMNS.items() if needed <= columns), None)
-    return None
-
-
-#: The columns of the one "my explanations" format, per task (the bundle script's, ``evaluate.load``'s and
-#: ``larev-hf evaluate``'s); ``id`` is optional everywhere.
-EXPLANATION_COLUMNS: dict[str, tuple[str, ...]] = {
-    "nli": ("premise", "hypothesis", "label", "rationale"),
-    "qa": ("question", "choices", "label", "rationale"),
-    "yesno": ("question", "label", "rationale"),
-}
-
-
-def load_explanations(
-    path: str | os.PathLike, kind: str, task: str, column_mapping: Mapping[str, str] | None = None,
-    loader_options: Mapping[str, Any] | None = None,
-) -> datasets.Dataset:
-    """A file of explanations to score with a run trained on data set ``kind`` (task ``task``).
-
-    Read in the "my explanations" format (:data:`EXPLANATION_COLUMNS`: the schema's columns, as the bundle script and
-    ``evaluate.load`` take them) when the file has a ``rationale`` column or ``column_mapping`` is given, in the data
-    set's own format otherwise (e-SNLI's ``explanation_1``, CoS-E's ``explanation``, ...).
-
-    Raises:
-        DataError: the file is missing or holds no examples (naming it), or a line lacks a column (naming the line,
-            the column and the columns it has, and the format that was expected).
-    """
-    path = Path(path)
-    first = next(iter(_read_local(path)), None) if path.is_file() else None
-    if path.is_file() and first is None:
-        raise DataError(f"{path}: no examples (the file is empty); expected one example per line with the columns "
-                        f"{', '.join(EXPLANATION_COLUMNS[task])} (or the {kind} data set's own columns)")
-    mapping = dict(column_mapping or {})
-    rationale_column = mapping.get("rationale", "rationale")
-    if kind == "synthetic" and not mapping and (first is None or "task" in first[1]):
-        dataset = load_schema_jsonl(path)  # a saved split of the synthetic task: the schema itself
-    elif kind == "jsonl":
-        dataset = load_jsonl(path, **{**dict(loader_options or {}), **({"column_mapping": mapping} if mapping else {})})
-    elif mapping or (first is not None and rationale_column in first[1]):
-        try:
-            dataset = load_jsonl(path, task=task, column_mapping=mapping)
-        except DataError as error:
-            raise DataError(f"{error} (read as the 'my explanations' format: columns "
-                            f"{', '.join(EXPLANATION_COLUMNS[task])}; rename yours with --column-mapping)") from None
-    else:
-        try:
-            dataset = load_examples(kind, str(path.parent) if path.is_file() else str(path),
-                                    path.stem if path.is_file() else "test")
-        except DataError as error:
-            if "missing column" not in str(error):
-                raise
-            raise DataError(f"{error}; or give the 'my explanations' format: columns "
-                            f"{', '.join(EXPLANATION_COLUMNS[task])} (docs/hub.md)") from None
-    if len(dataset) == 0:
-        raise DataError(f"{path}: no examples left to score (every line was skipped, e.g. e-SNLI label -1)")
-    return dataset
 
 
 def load_examples(

@@ -1,4 +1,5 @@
-"""FRAME's axioms for the library's own metrics: REV, LAREV, RoRA, LAS and RQ (issue 16, item 4).
+"""FRAME's axioms for the library's own metrics: REV, LAREV, RoRA, LAS and RQ, so a rationale metric of this library
+is meta-evaluated by the same axioms as FRAME's accuracy-based Φ.
 
 FRAME (``papers/frame.txt`` §2.2-§4) meta-evaluates rationale-label-consistency metrics through
 Φ(r) = 𝟙_H(ŷ|x,r) − 𝟙_G(ŷ|x), an accuracy difference over a test set. The library's metrics score one rationale of

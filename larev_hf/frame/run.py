@@ -61,7 +61,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from larev_hf.data.loaders import source_files
+from larev_hf.data.sources import source_files
 from larev_hf.explain.run_dir import DatasetRunDirectory
 from larev_hf.explain.task_model import SelfRationalizer
 from larev_hf.frame.meta_metrics import METRIC_NAMES
@@ -178,7 +178,8 @@ class FrameRun(DatasetRunDirectory):
 
     def library_columns(self) -> list[tuple[str, str, Any]]:
         """``(column, method, view)`` for each library metric and evaluator seed of a multi-seed ``--library-run``
-        (issue 26): the run's own seed keeps the method's name, another seed's column is ``<method>@seed<k>`` (as in
+        (each seed's evaluators give their own column, so a result can be told from one seed's luck): the run's own
+        seed keeps the method's name, another seed's column is ``<method>@seed<k>`` (as in
         ``larev-hf human``); a method without trained models is one column."""
         run = self.library_run()
         if run is None:

@@ -1,7 +1,7 @@
 """Evaluator bundles, their config, input validation, file utilities and model card (see :mod:`larev_hf.hub.bundle`).
 
-``bundle`` (:class:`EvaluatorBundle`, :class:`BundleScores`), ``config`` (:class:`BundleConfig`, file names),
-``inputs`` (:func:`build_records`), ``files`` (Hub resolution, checksums, atomic replacement) and ``model_card``
+``bundle`` (:class:`EvaluatorBundle`, :class:`BundleScores`), ``construct`` (a bundle's parts from a run or from
+model directories), ``config`` (:class:`BundleConfig`, file names), ``inputs`` (:func:`build_records`), ``files`` (Hub resolution, checksums, atomic replacement) and ``model_card``
 (the card, rendered from ``model_card_template.md``). Which methods can be bundled, and how each scores, comes
 from the method registry (:mod:`larev_hf.methods`).
 """

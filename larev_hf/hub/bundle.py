@@ -23,8 +23,9 @@ none are given.
 ``save_pretrained`` stays our own rather than ``huggingface_hub.ModelHubMixin``'s: it writes the bundle atomically
 (assembled beside the target, renamed into place) with file checksums, which the mixin's hooks do not offer.
 
-(Over 400 lines on purpose: one class, the bundle's whole public API — construction, saving, loading, scoring —
-read best together; its config, input validation, files and card are separate modules.)
+The class holds the bundle's public API (construction, saving, loading, scoring); what a bundle is made of, gathered
+from a run or from model directories, is :mod:`larev_hf.hub.construct`; its config, input validation, files, trust
+checks and card are their own modules too.
 """
 
 from __future__ import annotations
@@ -41,40 +42,29 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from larev_hf import __version__
-from larev_hf.data.baselines import TemplateBaselineBuilder, baseline_builder_from_config
+from larev_hf.data.baselines import baseline_builder_from_config
 from larev_hf.hub.config import (
     CONFIG_NAME,
     MODEL_CARD_NAME,
     REPORT_NAME,
-    TOKENIZER_DIR,
     BundleConfig,
     read_bundle_config,
 )
+from larev_hf.hub.construct import parts_from_models, parts_from_run
 from larev_hf.hub.files import (
-    checksums,
     replace_directory,
     resolve_bundle_dir,
-    task_and_label_set,
     verify_checksums,
 )
 from larev_hf.hub.inputs import INSTANCE_ID, build_records
 from larev_hf.hub.model_card import make_model_card
 from larev_hf.hub.scoring import BundleScores, calibrated_scores, ensemble_mean
-from larev_hf.hub.trust import assess, chance_level, label_offsets
-from larev_hf.io import DataError, read_json, read_jsonl, shareable, write_json, write_text
-from larev_hf.methods import Method, exportable_methods, get_method
+from larev_hf.io import DataError, read_json, shareable, write_json, write_text
+from larev_hf.methods import Method, get_method
 from larev_hf.modeling import load_evaluator
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi, ModelCard
-
-
-def _exportable(method: str) -> Method:
-    """The registered method ``method`` if bundles of it can be made and scored."""
-    if method not in exportable_methods():
-        raise ValueError(f"unknown method {method!r}; expected one of {exportable_methods()} (methods with trained "
-                         "models and a bundle scorer)")
-    return get_method(method)
 
 
 # --------------------------------------------------------------------------- the bundle
@@ -153,50 +143,7 @@ class EvaluatorBundle:
             FileNotFoundError: not a run directory, or a needed model or the report is not there yet.
             ValueError: the run did not train ``method``.
         """
-        from larev_hf.pipeline import Run, baseline_builder_from_spec
-
-        spec = _exportable(method)
-        run = Run.load(run_dir, progress=False)
-        cfg = run.config
-        if method not in cfg.methods:
-            raise ValueError(f"{run_dir} was trained with --method {cfg.method}, which has no {spec.title} evaluator; "
-                             f"train one with `larev-hf run --method {method}` (or --method all)")
-        unfinished = [stage.name for stage in spec.stages(cfg) if not run.is_done(stage.name)]
-        missing = [model for model in spec.roles.values() if model in unfinished or not run.path("models", model).is_dir()]
-        if unfinished or missing:
-            model = (missing or list(spec.roles.values()))[0]
-            raise FileNotFoundError(f"{run_dir}: models/{model} has not finished training (unfinished stages: "
-                                    f"{unfinished}); finish the run with the same `larev-hf run` command")
-        report_path = run.path(REPORT_NAME)
-        report = read_json(report_path) if report_path.is_file() else None
-        if report is None or method not in report.get("methods", {}):
-            raise FileNotFoundError(f"{run_dir}: no {REPORT_NAME} with {spec.title} results; the run has not finished "
-                                    "(rerun the same `larev-hf run` command to resume it)")
-        builder_path = run.path("data", "baseline_builder.json")
-        builder = read_json(builder_path) if builder_path.is_file() else \
-            baseline_builder_from_spec(cfg.baseline_builder, cfg.seed).to_config()
-        task, label_set = task_and_label_set(run.path("data", "train.jsonl"))
-        views = run.seed_views()  # a multi-seed run: an ensemble bundle, each further seed's models in seed-<k>/
-        seed_models = {str(v.config.seed): {role: f"seed-{v.config.seed}/{name}" for role, name in spec.roles.items()}
-                       for v in views[1:]}
-        sources = {name: views[0].path("models", name) for name in spec.roles.values()} | {
-            f"seed-{v.config.seed}/{name}": v.path("models", name) for v in views[1:] for name in spec.roles.values()} | {
-            TOKENIZER_DIR: run.path(*spec.bundle_tokenizer(cfg))}
-        if missing := [str(path) for path in sources.values() if not path.is_dir()]:
-            raise FileNotFoundError(f"{run_dir}: {missing[0]} has not finished training; finish the run with the "
-                                    "same `larev-hf run` command")
-        config = BundleConfig(
-            method=method, task=task, label_set=label_set, reduction=cfg.reduction,
-            input_format=spec.bundle_input_format(cfg),
-            baseline_builder=builder, models=dict(spec.roles), dataset=cfg.dataset,
-            training=read_json(run.path("run_config.json")), files_sha256=checksums(sources),
-            seeds=[v.config.seed for v in views] if seed_models else None, seed_models=seed_models or None,
-            trust=assess(report, method, spec.roles.get("rationale", ""), chance_level(
-                [record["choices"] for _, record in read_jsonl(run.path("data", "test.jsonl"))])).to_dict(),
-            label_offsets=label_offsets([view.path("scores", "test_scores.jsonl") for view in views], method)
-            if label_set else None,
-        )
-        return cls(config, report, sources, device=device)
+        return cls(*parts_from_run(run_dir, method), device=device)
 
     @classmethod
     def from_models(
@@ -235,23 +182,9 @@ class EvaluatorBundle:
             device (`str`, *optional*): where ``score`` puts the models.
         """
 
-        spec = _exportable(method)
-        if set(models) != set(spec.roles):
-            raise ValueError(f"models {sorted(models)}: a {method} bundle needs the roles {sorted(spec.roles)}")
-        sources = {spec.roles[role]: Path(path) for role, path in models.items()}
-        sources[TOKENIZER_DIR] = Path(tokenizer)
-        for name, path in sources.items():
-            if not path.is_dir():
-                raise FileNotFoundError(f"{path}: no such directory (the {name} of the bundle)")
-        if baseline_builder is None and not spec.reads_input:
-            baseline_builder = TemplateBaselineBuilder().to_config()
-        config = BundleConfig(
-            method=method, task=task, label_set=list(label_set) if label_set is not None else None,
-            input_format=input_format or (method if spec.reads_input else "larev"), reduction=reduction,
-            baseline_builder=dict(baseline_builder) if baseline_builder is not None else None,
-            models=dict(spec.roles), dataset=dataset, training=dict(training or {}), files_sha256=checksums(sources),
-        )
-        return cls(config, report, sources, device=device)
+        return cls(*parts_from_models(method, models, tokenizer, task=task, report=report, label_set=label_set,
+                                      dataset=dataset, training=training, input_format=input_format,
+                                      reduction=reduction, baseline_builder=baseline_builder), device=device)
 
     @classmethod
     def from_pretrained(

@@ -35,10 +35,11 @@ class BundleScores:
     seed_scores: np.ndarray | None = None
     #: the score minus the same evaluators' score of the vacuous baseline b as the rationale (the instance's own
     #: Gold − Vacuous reference point): comparable across instances and labels, where a raw score carries a per-label
-    #: offset (issue 33). ``None`` for bundles that read the input, not a baseline (RoRA).
+    #: offset. ``None`` for bundles that read the input, not a baseline (RoRA).
     relative: np.ndarray | None = None
     #: the score minus the mean gold score of its label on the evaluator's test split (``label_offsets`` of the
-    #: bundle; fixed label sets only): removes the per-label offset of raw scores (issue 33)
+    #: bundle; fixed label sets only): removes the per-label offset of raw scores, so explanations of different
+    #: labels rank on one scale
     label_centred: np.ndarray | None = None
     #: each row's ``instance_id`` (``None`` where it gave none): explanations of one instance are ranked together
     instance_ids: list[str | None] | None = None

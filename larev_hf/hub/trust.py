@@ -1,5 +1,6 @@
-"""Whether a run's evaluators are trained enough for per-explanation scores (issue 33), checked by ``larev-hf export``
-and stated on every bundle's card.
+"""Whether a run's evaluators are trained enough for per-explanation scores, checked by ``larev-hf export`` and
+stated on every bundle's card: an undertrained evaluator gives every explanation of a label nearly the same score,
+which a corpus mean hides and a per-explanation ranking does not.
 
 Two conditions, both read from the run's report:
 
@@ -84,8 +85,9 @@ def assess(report: Mapping[str, Any], method: str, rationale_model: str, chance:
 
 def label_offsets(score_files: Sequence[str | os.PathLike], method: str) -> dict[str, float] | None:
     """The mean gold score of each label on the run's own test split (over every evaluator seed's
-    ``scores/test_scores.jsonl``): the per-label offset a label-centred score removes (issue 33; computed on the
-    evaluator's held-out data, never on a user's explanations). ``None`` when no file holds ``<method>/gold``."""
+    ``scores/test_scores.jsonl``): the per-label offset a label-centred score removes, so scores of explanations of
+    different labels can be ranked together (computed on the evaluator's held-out data, never on a user's
+    explanations). ``None`` when no file holds ``<method>/gold``."""
 
     by_label: dict[str, list[float]] = {}
     for path in score_files:

@@ -16,7 +16,7 @@ from larev_hf.leakage.attribution import LeakageTerm
 from larev_hf.leakage.rewriters import CounterLabelRewriter, Rewriter, label_verbalization
 
 ENVIRONMENTS = ("original", "mask", "antonym")
-#: Rationale-side environments (our extension, not the thesis's; issue 13): b kept, the answer in r masked (E4) or
+#: Rationale-side environments (our extension, not the thesis's): b kept, the answer in r masked (E4) or
 #: replaced by another choice (E5), as RoRA removes label-leaking tokens from the rationale.
 RATIONALE_ENVIRONMENTS = ("rationale_mask", "rationale_swap")
 
@@ -106,7 +106,7 @@ def rationale_environments(example: dict, mask_token: str, seed: int = 0) -> dic
             "rationale_swap": pattern.sub(lambda _: counter, rationale)}
 
 
-#: Grounding environments (issue 32; our extension, not the thesis's): b kept, the rationale replaced by one that is
+#: Grounding environments (our extension, not the thesis's): b kept, the rationale replaced by one that is
 #: not an explanation of this input — another training instance's gold (of any label) or this gold's words in a
 #: random order — with this instance's label as the target.
 GROUNDING_ENVIRONMENTS = ("other_instance", "word_shuffle")

@@ -20,6 +20,9 @@ Resuming: ``suite`` and ``score-<method>`` are stages with markers (:class:`~lar
 fingerprinted on what they read (the run's data and models, the user families' files); adding a method later scores
 only that method, retraining one method's models rescores only it, a changed suite rescores everything; the report is
 rebuilt each time (seconds).
+
+The report (each method's summary, ``meta_report.md``, the heatmap) is :mod:`larev_hf.meta.report`; the
+meta-evaluation of exported bundles without their run is :mod:`larev_hf.meta.bundles`.
 """
 
 from __future__ import annotations
@@ -31,14 +34,11 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from larev_hf.hub import EvaluatorBundle
-from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
+from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl
+from larev_hf.meta.report import assemble_report, meta_summary, scored_rows, write_meta_report
 from larev_hf.meta.robust_calibration import AttackScores
-from larev_hf.meta.seeds import render_seed_aucs, seed_aucs
-from larev_hf.meta.settings import DEFAULT_FAMILIES, FAMILY_LETTERS, REFERENCE, MetaSettings
-from larev_hf.meta.stats import EXPECTED_ORDER, NOT_WORSE_THAN_GOLD, auc, paired_win_rate, summarize_method
+from larev_hf.meta.seeds import seed_aucs
+from larev_hf.meta.settings import DEFAULT_FAMILIES, REFERENCE, MetaSettings
 from larev_hf.meta.suite import (
     FAMILIES,
     build_suite_with_skips,
@@ -49,7 +49,6 @@ from larev_hf.meta.suite import (
 )
 from larev_hf.methods import get_method
 from larev_hf.pipeline import Run, baseline_builder_from_spec
-from larev_hf.report import markdown_table, save_figure, variant_title
 from larev_hf.runner import StageRunner
 from larev_hf.scores.calibration import Calibration
 
@@ -57,6 +56,38 @@ logger = logging.getLogger(__name__)
 
 def _settings_metadata() -> dict[str, dict[str, Any]]:
     return {f.name: dict(f.metadata) for f in fields(MetaSettings)}
+
+
+class MetaDirectory:
+    """The files of a meta-evaluation directory: the suite, the examples each family skipped, and each method's
+    scores per evaluator seed (``scores/<method>.jsonl`` for the run's ``--seed``, ``scores/seed-<k>/`` for the others).
+
+    Args:
+        path: the directory.
+        run: the trained run it scores (its ``--seed`` is the one without a ``seed-<k>`` folder).
+    """
+
+    def __init__(self, path: str | os.PathLike, run: Run) -> None:
+        self.path, self.run = Path(path), run
+
+    def suite(self) -> list[dict[str, Any]]:
+        return [row for _, row in read_jsonl(self.path / "suite.jsonl")]
+
+    def skips(self) -> dict[str, list[str]]:
+        return read_json(self.path / "suite_skips.json")
+
+    def score_path(self, name: str, view: Run) -> Path:
+        """``scores/<method>.jsonl`` (the run's ``--seed``) or ``scores/seed-<k>/<method>.jsonl`` (another seed)."""
+        seed = [] if view is self.run else [f"seed-{view.config.seed}"]
+        return self.path.joinpath("scores", *seed, f"{name}.jsonl")
+
+    def scores(self, name: str, view: Run | None = None) -> list[dict[str, Any]]:
+        """The scored suite rows (``id``, ``family``, ``score``) of method ``name`` under ``view`` (default: the run)."""
+        return [row for _, row in read_jsonl(self.score_path(name, view or self.run))]
+
+    def suite_scores(self, names: Sequence[str]) -> AttackScores:
+        """The scored suite rows of methods ``names`` (the run's ``--seed``), one aligned column per method."""
+        return AttackScores.from_rows({name: self.scores(name) for name in names})
 
 
 class MetaEvaluation:
@@ -73,6 +104,7 @@ class MetaEvaluation:
         self.run = run
         self.settings = settings or MetaSettings()
         self.dir = Path(output_dir) if output_dir is not None else run.path("meta")
+        self.files = MetaDirectory(self.dir, run)
         self.runner = StageRunner(self.dir)
         self.seed = self.settings.seed if self.settings.seed is not None else run.config.seed
         #: per scoring pass, the terms methods share (log p_Φbase(y | b), the simulator's correctness, ...): methods
@@ -90,34 +122,9 @@ class MetaEvaluation:
         """The methods to score: the asked ones, or the run's and every baseline whose stages have finished; with
         ``--calibration``, its features too."""
         names = self.run.methods_to_score(list(self.settings.methods), "the meta-evaluation")
-        extra = [f for f in self.calibration().features if f not in names] if self.settings.calibration else []
+        extra = ([f for f in Calibration.load(self.settings.calibration).features if f not in names]
+                 if self.settings.calibration else [])
         return names + self.run.methods_to_score(extra, "the calibrated score") if extra else names
-
-    def calibration(self) -> Calibration:
-        return Calibration.load(self.settings.calibration)
-
-    def suite_scores(self, names: Sequence[str]) -> AttackScores:
-        """The scored suite rows of methods ``names`` (the run's ``--seed``), one aligned column per method."""
-        return AttackScores.from_rows({name: [row for _, row in read_jsonl(self.score_path(name, self.run))]
-                                       for name in names})
-
-    def calibrated_summary(self, labels: Mapping[str, str]) -> dict[str, Any]:
-        """``--calibration``: the calibrated score of every suite row from its features' scores, summarised as a
-        method's are (issue 35)."""
-        calibration = self.calibration()
-        scores = self.suite_scores(calibration.features)
-        keys = list(zip(scores.ids.tolist(), scores.families.tolist(), strict=True))
-        suite = {(row["id"], row["family"]): row for row in self.suite()}
-        if calibration.text_models:  # a feature computed as the calibration was fitted, e.g. on another run's text
-            scored = [suite[key] for key in keys]
-            for name, state in calibration.text_models.items():
-                scores.columns[name] = get_method(name).text_scores(scored, [r["rationale"] for r in scored], state)
-        value = dict(zip(keys, calibration(scores.columns), strict=True))
-        rows = [row for key, row in suite.items() if key in value]
-        learned = [f for f in calibration.features if get_method(f).kind == "metric"] or calibration.features
-        return meta_summary(learned[0], scored_rows(rows, [value[(r["id"], r["family"])] for r in rows]),
-                            n_boot=self.settings.n_boot, seed=self.seed,
-                            title=f"Calibrated ({' + '.join(calibration.features)})", labels=labels)
 
     def check(self) -> None:
         """Refuse bad settings before anything is written."""
@@ -148,14 +155,11 @@ class MetaEvaluation:
         write_jsonl(self.dir / "suite.jsonl", rows)
         write_json(self.dir / "suite_skips.json", skipped)
 
-    def suite(self) -> list[dict[str, Any]]:
-        return [row for _, row in read_jsonl(self.dir / "suite.jsonl")]
-
     def score_method(self, name: str, run: Run | None = None) -> list[dict[str, Any]]:
         """One score per suite row under method ``name`` with ``run``'s models (default: the run's ``--seed``; another
         evaluator seed's view, :meth:`~larev_hf.pipeline.Run.for_seed`; see the module docstring for the passes)."""
         run = run or self.run
-        method, rows, records = get_method(name), self.suite(), self.records()
+        method, rows, records = get_method(name), self.files.suite(), self.records()
         by_family: dict[str, list[dict[str, Any]]] = {}
         for row in rows:
             by_family.setdefault(row["family"], []).append(row)
@@ -178,11 +182,6 @@ class MetaEvaluation:
             out += scored_rows(family_rows, scores[family])
         return out
 
-    def score_path(self, name: str, view: Run) -> Path:
-        """``scores/<method>.jsonl`` (the run's ``--seed``) or ``scores/seed-<k>/<method>.jsonl`` (another seed)."""
-        seed = [] if view is self.run else [f"seed-{view.config.seed}"]
-        return self.dir.joinpath("scores", *seed, f"{name}.jsonl")
-
     def scored(self, name: str) -> list[tuple[Run, str]]:
         """``(view, stage name)`` of each evaluator seed that scores method ``name``: one (the run's) for a metric
         baseline without trained models, one per seed otherwise."""
@@ -191,7 +190,7 @@ class MetaEvaluation:
     def stages(self) -> list[tuple[str, Any]]:
         stages: list[tuple[str, Any]] = [("suite", self.stage_suite)]
         for name in self.methods():
-            stages += [(stage, lambda name=name, view=view: write_jsonl(self.score_path(name, view),
+            stages += [(stage, lambda name=name, view=view: write_jsonl(self.files.score_path(name, view),
                                                                         self.score_method(name, view)))
                        for view, stage in self.scored(name)]
         return stages
@@ -225,206 +224,44 @@ class MetaEvaluation:
     # ----------------------------------------------------------------- report
     def write_report(self) -> dict[str, Any]:
         labels = {record["id"]: record["label"] for record in self.records()}
-        methods = {name: meta_summary(name, [row for _, row in read_jsonl(self.dir / "scores" / f"{name}.jsonl")],
-                                      n_boot=self.settings.n_boot, seed=self.seed, labels=labels)
+        methods = {name: meta_summary(name, self.files.scores(name), n_boot=self.settings.n_boot, seed=self.seed,
+                                      labels=labels)
                    for name in self.methods()}
         if self.settings.calibration:
-            methods["calibrated"] = self.calibrated_summary(labels)
+            methods["calibrated"] = calibrated_summary(Calibration.load(self.settings.calibration), self.files, labels,
+                                                       self.settings.n_boot, self.seed)
         markers = self.runner.markers()
-        report = assemble_report(self.run.config.dataset, self.settings.split, self.suite(),
-                                 read_json(self.dir / "suite_skips.json"), methods,
+        report = assemble_report(self.run.config.dataset, self.settings.split, self.files.suite(),
+                                 self.files.skips(), methods,
                                  {**asdict(self.settings), "seed": self.seed},
                                  {stage: content["seconds"] for stage, content in markers.items()}, self.families)
         if len(self.run.seed_views()) > 1:
-            report["seeds"] = {name: seed_aucs(name, {view.config.seed: [row for _, row in read_jsonl(
-                self.score_path(name, view))] for view, _ in self.scored(name)}, self.settings.n_boot, self.seed)
+            report["seeds"] = {name: seed_aucs(name, {view.config.seed: self.files.scores(name, view)
+                                                      for view, _ in self.scored(name)}, self.settings.n_boot, self.seed)
                 for name in self.methods() if len(self.scored(name)) > 1}
         write_meta_report(report, self.dir)
         return report
 
 
-def scored_rows(rows: Sequence[Mapping[str, Any]], scores: Sequence[float]) -> list[dict[str, Any]]:
-    """``{id, family, score}`` per suite row: what ``scores/<method>.jsonl`` holds and :func:`meta_summary` reads."""
-    return [{"id": row["id"], "family": row["family"], "score": float(value)}
-            for row, value in zip(rows, scores, strict=True)]
-
-
-def by_label_aucs(scored_rows: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> dict[str, dict]:
-    """Per gold label (``labels``: example id → gold label), per family: the AUC of gold against the family on that
-    label's examples, the paired gold-win rate (ties ½) and the number of pairs (issue 32: a leak that works for one
-    label is hidden in the AUC over all labels)."""
-    gold = {row["id"]: row["score"] for row in scored_rows if row["family"] == REFERENCE}
-    out: dict[str, dict] = {}
-    for label in dict.fromkeys(labels[i] for i in gold):
-        ids = {i for i in gold if labels[i] == label}
-        cells = {}
-        for family in dict.fromkeys(row["family"] for row in scored_rows if row["family"] != REFERENCE):
-            pairs = [(gold[row["id"]], row["score"]) for row in scored_rows
-                     if row["family"] == family and row["id"] in ids]
-            if pairs:
-                g, f = np.array(pairs).T
-                cells[family] = {"auc": auc(np.array([gold[i] for i in ids]), f), "win_rate": paired_win_rate(g, f),
-                                 "n": len(pairs)}
-        out[str(label)] = cells
-    return out
-
-
-def meta_summary(name: str, scored_rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, seed: int = 0,
-                 title: str | None = None, labels: Mapping[str, str] | None = None) -> dict:
-    """:func:`~larev_hf.meta.stats.summarize_method` of one method's scored suite rows (``id``, ``family``,
-    ``score``), with the method's title (or ``title``), kind and unit; with ``labels`` (id → gold label) also
-    :func:`by_label_aucs` as ``by_label``."""
-    scores: dict[str, list[float]] = {}
-    ids: dict[str, list[str]] = {}
-    for row in scored_rows:
-        scores.setdefault(row["family"], []).append(row["score"])
-        ids.setdefault(row["family"], []).append(row["id"])
-    method = get_method(name)
-    summary = summarize_method(scores, ids, n_boot=n_boot, seed=seed, reference=REFERENCE)
-    return {"title": title or method.title, "kind": method.kind, "unit": method.unit, **summary,
-            **({"by_label": by_label_aucs(scored_rows, labels)} if labels else {})}
-
-
-def assemble_report(dataset: str, split: str, rows: Sequence[Mapping[str, Any]], skipped: Mapping[str, Sequence[str]],
-                    methods: Mapping[str, dict], settings: Mapping[str, Any], timings: Mapping[str, float],
-                    family_order: Sequence[str] | None = None) -> dict:
-    """The ``meta_report.json`` content from the suite, its skips and each method's :func:`meta_summary`; families in
-    ``family_order`` (then as they first appear)."""
-    present = set(row["family"] for row in rows)
-    families = [f for f in dict.fromkeys([*(family_order or ()), *(row["family"] for row in rows)]) if f in present]
-    return {"dataset": dataset, "split": split, "n_examples": len({row["id"] for row in rows}),
-            "families": {family: {"letter": FAMILY_LETTERS.get(family),
-                                  "n_rows": sum(row["family"] == family for row in rows),
-                                  "n_skipped": len(skipped.get(family, []))} for family in families},
-            "methods": dict(methods), "expected_order": [list(tier) for tier in EXPECTED_ORDER],
-            "settings": dict(settings), "timings": dict(timings)}
-
-
-# --------------------------------------------------------------------------- rendering
-
-def _cell(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def _family_title(report: dict[str, Any], family: str) -> str:
-    """``B Leak``: the VARIF §4 letter, then the name as the run report writes variants."""
-    letter = report["families"].get(family, {}).get("letter")
-    return f"{letter} {variant_title(family)}" if letter else variant_title(family)
-
-
-def baseline_failures(report: dict[str, Any]) -> dict[str, list[str]]:
-    """Per learned metric, the families on which its AUC is not above every metric baseline's (VARIF §5)."""
-    methods = report["methods"]
-    baselines = [name for name, entry in methods.items() if entry["kind"] == "baseline"]
-    out: dict[str, list[str]] = {}
-    for name, entry in methods.items():
-        if entry["kind"] == "baseline" or not baselines:
-            continue
-        failed = []
-        for family, stats in entry["families"].items():
-            if family in NOT_WORSE_THAN_GOLD:
-                continue
-            best = max((methods[b]["families"][family]["auc"] for b in baselines
-                        if methods[b]["families"].get(family, {}).get("auc") is not None), default=None)
-            if stats["auc"] is not None and best is not None and stats["auc"] <= best:
-                failed.append(family)
-        out[name] = failed
-    return out
-
-
-def render_meta_markdown(report: dict[str, Any]) -> str:
-    """``meta_report.md``: the AUC table with intervals, the at-a-glance table, win rates, separations, baselines."""
-    methods = report["methods"]
-    families = [f for f in report["families"] if f != REFERENCE]
-    titles = [_family_title(report, f) for f in families]
-    out = [f"# Meta-evaluation: {report['dataset']} ({report['split']}, n = {report['n_examples']} examples)", "",
-           "Each cell answers: does the metric score the gold rationale above the family's rationale? AUC = "
-           "P(gold > family), ties ½: 1 = always, 0.5 = chance, < 0.5 = the metric prefers the attack. "
-           "How to read it: `docs/meta.md`.", "",
-           "## At a glance", ""]
-    failures = baseline_failures(report)
-    out.append(markdown_table(["Method", "Kind", "Worst family", "Worst AUC", "Kendall τ-b vs VARIF H5", "Not above the best "
-                       "baseline on"],
-                      [[entry["title"], entry["kind"], _family_title(report, entry["worst_family"])
-                        if entry["worst_family"] else "n/a", _cell(entry["worst_auc"]), _cell(entry["tau_b"]),
-                        ", ".join(_family_title(report, f) for f in failures.get(name, [])) or
-                        ("—" if entry["kind"] != "baseline" else "")]
-                       for name, entry in methods.items()]))
-    out += ["", f"Worst family: over every family except the reference and {', '.join(NOT_WORSE_THAN_GOLD)} "
-            "(which carries all of gold's information). τ-b: the family means' order against "
-            + " > ".join("{" + ", ".join(tier) + "}" for tier in report["expected_order"]) + ".", "",
-            "## AUC of gold against each family [95% bootstrap interval]", ""]
-    out.append(markdown_table(["Method", *titles],
-                      [[entry["title"], *(f"{_cell(s['auc'])} [{_cell(s['ci95'][0])}, {_cell(s['ci95'][1])}]"
-                                          if s["auc"] is not None else "n/a"
-                                          for s in (entry["families"][f] for f in families))]
-                       for entry in methods.values()]))
-    out += ["", "## Paired gold-win rate (share of examples whose gold rationale scores higher; a tie counts ½)", ""]
-    out.append(markdown_table(["Method", *titles], [[entry["title"], *(_cell(entry["families"][f]["win_rate"]) for f in families)]
-                                            for entry in methods.values()]))
-    out += ["", "## Mean separation, gold − family (the metric's own unit)", ""]
-    out.append(markdown_table(["Method", "Unit", *titles],
-                      [[entry["title"], entry["unit"], *(_cell(entry["families"][f]["mean_separation"]) for f in families)]
-                       for entry in methods.values()]))
-    labelled = {name: e for name, e in methods.items() if e.get("by_label") and e["kind"] != "baseline"}
-    if labelled:
-        out += ["", "## AUC of gold against each family, by gold label", "",
-                "Each label's examples alone: a leak that works for one label (e.g. \"the answer is entailment .\") "
-                "shows here, not in the AUC over all labels.", ""]
-        out.append(markdown_table(["Method", "Gold label", *titles],
-                                  [[entry["title"], label, *(_cell(cells[f]["auc"]) if f in cells else "n/a"
-                                                             for f in families)]
-                                   for entry in labelled.values() for label, cells in entry["by_label"].items()]))
-    out += ["", "## Families", ""]
-    out.append(markdown_table(["Family", "VARIF §4", "Rows", "Examples skipped"],
-                      [[family, info["letter"] or "", str(info["n_rows"]), str(info["n_skipped"])]
-                       for family, info in report["families"].items()]))
-    out += render_seed_aucs(report)
-    if report.get("timings"):
-        out += ["", "## Wall time per stage (s)", ""]
-        out.append(markdown_table(["Stage", "Seconds"], [[k, f"{v:.1f}"] for k, v in report["timings"].items()]))
-    return "\n".join(out) + "\n"
-
-
-def plot_meta_heatmap(report: dict[str, Any], path: str | os.PathLike) -> None:
-    """Methods × families heatmap of the AUC, annotated, centred on chance (0.5)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    methods = report["methods"]
-    families = [f for f in report["families"] if f != REFERENCE]
-    grid = np.array([[np.nan if entry["families"][f]["auc"] is None else entry["families"][f]["auc"]
-                      for f in families] for entry in methods.values()], dtype=float)
-    fig, ax = plt.subplots(figsize=(1.1 * len(families) + 3, 0.5 * len(methods) + 1.8), dpi=120)
-    image = ax.imshow(grid, cmap="RdBu", vmin=0.0, vmax=1.0, aspect="auto")
-    for i in range(grid.shape[0]):
-        for j in range(grid.shape[1]):
-            if not np.isnan(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8,
-                        color="white" if abs(grid[i, j] - 0.5) > 0.3 else "black")
-    kinds = [entry["kind"] for entry in methods.values()]
-    if "baseline" in kinds and kinds.index("baseline") > 0:  # a rule between the learned metrics and the baselines
-        ax.axhline(kinds.index("baseline") - 0.5, color="black", linewidth=2)
-    ax.set_xticks(range(len(families)), [_family_title(report, f) for f in families], rotation=30, ha="right")
-    ax.set_yticks(range(len(methods)), [entry["title"] + (" (baseline)" if entry["kind"] == "baseline" else "")
-                                        for entry in methods.values()])
-    ax.set_title(f"AUC of gold vs family: {report['dataset']} ({report['split']}, n = {report['n_examples']})")
-    fig.colorbar(image, ax=ax, label="AUC (0.5 = chance)")
-    fig.tight_layout()
-    save_figure(fig, path)
-
-
-def write_meta_report(report: dict[str, Any], output_dir: str | os.PathLike) -> dict[str, Path]:
-    """Write ``meta_report.json``, ``meta_report.md`` and ``meta_heatmap.png``; return their paths."""
-    output_dir = Path(output_dir)
-    paths = {"json": output_dir / "meta_report.json", "markdown": output_dir / "meta_report.md",
-             "plot": output_dir / "meta_heatmap.png"}
-    write_json(paths["json"], report)
-    write_text(paths["markdown"], render_meta_markdown(report))
-    plot_meta_heatmap(report, paths["plot"])
-    return paths
+def calibrated_summary(calibration: Calibration, files: MetaDirectory, labels: Mapping[str, str], n_boot: int,
+                       seed: int) -> dict[str, Any]:
+    """``larev-hf meta --calibration``: the calibrated score (:mod:`larev_hf.scores.calibration`) of every suite row,
+    computed from its features' scores in ``files``, summarised as a method's are, so a calibrated score is judged
+    against every VARSuite family like any metric; a feature the calibration computes from text (a text model fitted
+    with it, e.g. on another run's training text) is scored here with that state."""
+    scores = files.suite_scores(calibration.features)
+    keys = list(zip(scores.ids.tolist(), scores.families.tolist(), strict=True))
+    suite = {(row["id"], row["family"]): row for row in files.suite()}
+    if calibration.text_models:  # a feature computed as the calibration was fitted, e.g. on another run's text
+        scored = [suite[key] for key in keys]
+        for name, state in calibration.text_models.items():
+            scores.columns[name] = get_method(name).text_scores(scored, [r["rationale"] for r in scored], state)
+    value = dict(zip(keys, calibration(scores.columns), strict=True))
+    rows = [row for key, row in suite.items() if key in value]
+    learned = [f for f in calibration.features if get_method(f).kind == "metric"] or calibration.features
+    return meta_summary(learned[0], scored_rows(rows, [value[(r["id"], r["family"])] for r in rows]),
+                        n_boot=n_boot, seed=seed, title=f"Calibrated ({' + '.join(calibration.features)})",
+                        labels=labels)
 
 
 def meta_evaluate(run_dir: str | os.PathLike, output_dir: str | os.PathLike | None = None, progress: bool = True,
@@ -440,56 +277,3 @@ def meta_evaluate(run_dir: str | os.PathLike, output_dir: str | os.PathLike | No
         report["methods"]["larev"]["families"]["leak"]["auc"]
     """
     return MetaEvaluation(Run.load(run_dir, progress), MetaSettings(**settings), output_dir).execute()
-
-
-def meta_evaluate_bundles(bundles: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
-                          output_dir: str | os.PathLike, families: Sequence[str] | None = None, seed: int = 0,
-                          n_boot: int = 1000, baselines: Sequence[str] = ("rouge_l", "length"),
-                          batch_size: int = 64, progress: bool = False, dataset: str = "records") -> dict[str, Any]:
-    """The meta-evaluation of evaluator bundles (``larev-hf export`` / the Hub) on schema ``records``.
-
-    Args:
-        bundles: name → :class:`~larev_hf.hub.EvaluatorBundle` or a path / repo id to load; the name labels the
-            method in the report (two bundles of one method, e.g. trained on different data, may be compared).
-        records: schema records with a gold ``rationale`` (e.g. ``load_examples(...).to_list()``).
-        output_dir: where ``suite.jsonl``, ``scores/<name>.jsonl`` and the three report files go.
-        families: VARSuite families (default: all); ``gold`` is always included.
-        baselines: metric baselines that need no trained model, scored alongside.
-
-    Each bundle builds the baselines b it needs with its own builder, row by row (label swaps included), so this
-    path costs more than :class:`MetaEvaluation`'s shared passes. Returns the ``meta_report.json`` content.
-    """
-
-    output_dir = Path(output_dir)
-    names = [REFERENCE, *(f for f in (families or DEFAULT_FAMILIES) if f != REFERENCE)]
-    rows, skipped = build_suite_with_skips(records, names, seed=seed)
-    write_jsonl(output_dir / "suite.jsonl", rows)
-    write_json(output_dir / "suite_skips.json", skipped)
-    methods = {}
-    for key, bundle in bundles.items():
-        if not isinstance(bundle, EvaluatorBundle):
-            bundle = EvaluatorBundle.from_pretrained(bundle)
-        result = bundle.score([r["rationale"] for r in rows], [r["label"] for r in rows], rows,
-                              batch_size=batch_size, progress=progress)
-        scored = scored_rows(rows, result.scores)
-        write_jsonl(output_dir / "scores" / f"{key}.jsonl", scored)
-        methods[key] = meta_summary(bundle.config.method, scored, n_boot=n_boot, seed=seed,
-                                    title=f"{bundle.spec.title} ({key})")
-        if result.calibrated is not None:  # a calibrated bundle's second score, judged like any metric (issue 35)
-            scored = scored_rows(rows, result.calibrated)
-            write_jsonl(output_dir / "scores" / f"{key}_calibrated.jsonl", scored)
-            methods[f"{key}_calibrated"] = meta_summary(bundle.config.method, scored, n_boot=n_boot, seed=seed,
-                                                        title=f"{bundle.spec.title} ({key}, calibrated)")
-    for name in baselines:
-        method = get_method(name)
-        if method.stages(None) or getattr(method, "needs_state", False):
-            raise ValueError(f"baseline {name!r} needs a run (trained models or its training text); only baselines "
-                             "computed from the rationale and the input go with bundles")
-        values = method.pointwise(None, rows, {"suite": [r["rationale"] for r in rows]}, {})["suite"]
-        scored = scored_rows(rows, values)
-        write_jsonl(output_dir / "scores" / f"{name}.jsonl", scored)
-        methods[name] = meta_summary(name, scored, n_boot=n_boot, seed=seed)
-    report = assemble_report(dataset, "records", rows, skipped, methods,
-                             {"families": names, "seed": seed, "n_boot": n_boot, "bundles": list(bundles)}, {}, names)
-    write_meta_report(report, output_dir)
-    return report

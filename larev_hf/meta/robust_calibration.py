@@ -1,6 +1,6 @@
-"""A calibration that cannot be gamed (issue 35): chosen by agreement with people *and* robustness to VARSuite.
+"""A calibration that cannot be gamed: chosen by agreement with people *and* robustness to VARSuite.
 
-The calibrated score of issue 25 (:mod:`larev_hf.scores.calibration`) is fitted to human acceptability alone. People
+A calibrated score fitted to human acceptability alone (:mod:`larev_hf.scores.calibration`) can be gamed. People
 reward explanations that reuse the input's words, so the fit gives ROUGE-L(r, x) a large positive weight and a copy of
 the input, whose overlap is the highest possible, outscores the gold on almost every row (measured on t5-tiny e-SNLI:
 AUC 0.02 against VARSuite's ``input_copy``, where LAREV alone has 0.82). Here the fit knows what must never win:
@@ -19,7 +19,7 @@ in the fit (alternate examples), must pass :func:`robustness_shortfalls`'s rule 
 ≥ :data:`ROBUST_FLOOR`, or, where the method alone is below it, no more than :data:`ROBUST_SLACK` below the method alone.
 The chosen calibration is the most agreeable passing one (shrink 0, the method alone, always passes); ties go to the
 larger shrink, then fewer caps. The families are built and scored by ``larev-hf meta`` on a split
-(:meth:`~larev_hf.meta.evaluation.MetaEvaluation.suite_scores`).
+(:meth:`~larev_hf.meta.evaluation.MetaDirectory.suite_scores`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from larev_hf.meta.stats import auc
 from larev_hf.report import markdown_table
 from larev_hf.scores.calibration import Calibration, feature_matrix, fit_calibration
 
-#: A family passes when the calibrated score's AUC against the gold is at least this (issue 35's acceptance) ...
+#: A family passes when the calibrated score's AUC against the gold is at least this (a metric that ranks the gold
+#: above an attack four times in five) ...
 ROBUST_FLOOR = 0.80
 #: ... or, where the method alone is below the floor, when it is no more than this below the method alone.
 ROBUST_SLACK = 0.02
@@ -95,7 +96,7 @@ class AttackScores:
 
 def robustness_shortfalls(calibrated: Mapping[str, float], method: Mapping[str, float], floor: float = ROBUST_FLOOR,
                           slack: float = ROBUST_SLACK) -> dict[str, dict[str, float]]:
-    """The families where ``calibrated``'s AUC fails issue 35's rule (≥ ``floor``, or, where the method alone is below
+    """The families where ``calibrated``'s AUC fails the robustness rule (≥ ``floor``, or, where the method alone is below
     ``floor``, ≥ the method's − ``slack``), with both AUCs."""
     return {family: {"calibrated": value, "method": method[family]} for family, value in calibrated.items()
             if not (value >= floor or (method[family] < floor and value >= method[family] - slack))}

@@ -89,8 +89,9 @@ class HumanSettings:
         "calibration.json for `larev-hf export --calibration` (comma list)", type=comma_list, report_only=True)
     calibration_fit: str = help_field(
         "robust", "how --calibrate chooses its fit: robust (by agreement and by AUC against every VARSuite family on "
-        "the run's validation split, with capped text features; issue 35) or agreement (by agreement alone, issue 25's "
-        "fit: a copy of the input can outscore the gold). robust also reports the agreement fit beside it",
+        "the run's validation split, with capped text features, so no attack such as a copy of the input can "
+        "outscore the gold) or agreement (by agreement with the judgments alone: a copy of the input can outscore "
+        "the gold). robust also reports the agreement fit beside it",
         choices=("robust", "agreement"), report_only=True)
     robustness_examples: int = help_field(
         1000, "--calibrate: examples of the run's validation split (to choose the fit) and test split (to report its "

@@ -11,7 +11,7 @@ length separates the leaks (0.99): the template families differ from gold on the
   something else;
 - ``shuffled``: the gold rationale with its content words shuffled among their positions (same words, same length,
   stop words in place), which destroys what it says;
-- ``label_only`` (issue 32): "the answer is <label> ." and kin, in the lower-case style of e-SNLI's explanations: the
+- ``label_only``: "the answer is <label> ." and kin, in the lower-case style of e-SNLI's explanations: the
   label and nothing about the input.
 
 Several surface templates per task for the copies, drawn per example with the seed (:func:`~larev_hf.meta.family_registry.example_rng`); every family keeps the gold label. Importing this module registers them in :mod:`larev_hf.meta.family_registry`
@@ -49,7 +49,7 @@ COPY_TEMPLATES: dict[str, dict[str, tuple[str, ...]]] = {
                 "{hypothesis_clause}.", "{hypothesis} This is what the second sentence claims.",
                 "In short, {hypothesis_clause}.", "The claim is that {hypothesis_clause}."),
     },
-    # issue 32: the bare label in the lower-case, space-before-period style of e-SNLI's own explanations (the
+    # the bare label in the lower-case, space-before-period style of e-SNLI's own explanations (the
     # unseen attack "the answer is entailment ." beat the gold on 45% of entailment rows); unlike ``leak`` it is
     # written as a gold explanation is, so a metric cannot tell it apart by its surface form
     "label_only": {
@@ -64,7 +64,7 @@ COPY_TEMPLATES: dict[str, dict[str, tuple[str, ...]]] = {
 
 
 def _label_only(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict:
-    """"the answer is <label> ." and its kin: the label and nothing about this input (issue 32)."""
+    """"the answer is <label> ." and its kin: the label and nothing about this input."""
     return pick_template("label_only", record, rng, templates)
 
 

@@ -1,10 +1,10 @@
 """Rationale metrics, one module each, and the registry everything above reads.
 
-``rev`` (REV), ``larev`` (LAREV), ``larev_grounded`` (LAREV-G, issue 32), ``rora`` (RoRA), ``simulatability`` (LAS, RQ), and the metric baselines of
-VARIF §5 (``baselines``: ROUGE-L, length, grounding, copied span, rationale-only accuracy; ``explanation_lm``: the
-explanation likelihood, issue 32). Each module declares its method's
-spec (name, title, formula, citation, model roles), settings dataclass, stages, ``score`` and bundle scorer; importing
-this package registers them in canonical order. A new metric is one module with a :class:`Method` subclass and one
+``rev`` (REV), ``larev`` (LAREV), ``larev_grounded`` (LAREV-G, our extension), ``rora`` (RoRA), ``simulatability``
+(LAS, RQ), and the metric baselines of VARIF §5 (``baselines``: ROUGE-L, length, grounding, copied span,
+rationale-only accuracy; ``explanation_lm``: the explanation likelihood, our extension). Each module declares its
+method's spec (name, title, formula, citation, model roles), settings dataclass, stages, ``score`` and bundle
+scorer; importing this package registers them in canonical order. A new metric is one module with a :class:`Method` subclass and one
 :func:`register_method` call (``docs/architecture.md``).
 """
 

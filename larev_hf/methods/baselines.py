@@ -3,9 +3,10 @@
 - ``rouge_l``: ROUGE-L F1 between the rationale and the task input x (lexical overlap; ``rouge-score``, the
   package behind ``evaluate``'s ROUGE);
 - ``length``: the rationale's length in words;
-- ``grounding`` (issue 35): the share of the rationale's content words that occur in x (stemmed, stop words out), a
+- ``grounding``: the share of the rationale's content words that occur in x (stemmed, stop words out), a
   grounding cue that, unlike ROUGE-L, cannot exceed 1 by writing more of the input: a robust calibration caps it;
-- ``copied_span`` (issue 35): the longest span of x copied into the rationale, over the rationale's length;
+- ``copied_span``: the longest span of x copied into the rationale, over the rationale's length (a calibration
+  feature, capped like ``grounding``);
 - ``rationale_only``: whether the run's simulator, given the rationale alone, predicts the label (the ``r`` view of
   the LAS/RQ simulator, Hase et al. 2020: a leakage detector rather than a quality score).
 
@@ -109,7 +110,7 @@ def content_tokens(text: str) -> list[str]:
 
 
 class Grounding(HeuristicBaseline):
-    """The share of the rationale's content words found in x (issue 35; 0 for a rationale without content words).
+    """The share of the rationale's content words found in x (0 for a rationale without content words).
 
     Annotators of the SNLI acceptability study prefer explanations that talk about the input's own words (on the
     select half of ``snli_accept_train``, Spearman with acceptability 0.29, ROUGE-L 0.30, t5-tiny LAREV 0.26); unlike
@@ -153,7 +154,7 @@ def longest_copied_run(rationale: str, text: str) -> float:
 
 
 class CopiedSpan(HeuristicBaseline):
-    """The longest span of x copied into the rationale, as a share of the rationale (issue 35).
+    """The longest span of x copied into the rationale, as a share of the rationale.
 
     A calibration feature beside ``grounding``: people prefer explanations that restate part of the input (on the
     select half of ``snli_accept_train`` it correlates with acceptability), and a calibration can cap it where the

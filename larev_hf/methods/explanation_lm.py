@@ -1,4 +1,4 @@
-"""Explanation likelihood (issue 32): how likely ``r`` is as an explanation *of this input*.
+"""Explanation likelihood (our extension, a metric baseline): how likely ``r`` is as an explanation *of this input*.
 
     EL(r, x) = 1/(|r|+1) · Σ_i log[(1 − λ) · p_LM(w_i | w_{i−n+1} … w_{i−1}) + λ · 1[w_i ∈ x] / |x|_types]
 

@@ -1,4 +1,4 @@
-"""LAREV-G, the grounded LAREV (issue 32; our extension, not the thesis's):
+"""LAREV-G, the grounded LAREV (our extension, not the thesis's):
 LAREV-G(r) = log p_ΦG(y | r ⊕ b) − log p_Φbase(y | b).
 
 LAREV credits label evidence wherever it comes from: every training pair has the gold label as target and a rationale

@@ -286,7 +286,7 @@ def freeze_word_embeddings(model: PreTrainedModel) -> list[torch.nn.Parameter]:
     """Stop training ``model``'s input word embeddings (encoder's and decoder's; an output projection tied to
     them is the same tensor, so it stays too); returns the frozen parameters.
 
-    Position embeddings, layer norms and every layer still train. Used by ``--freeze-word-embeddings`` (issue 28):
+    Position embeddings, layer norms and every layer still train. Used by ``--freeze-word-embeddings``:
     embedding gradients and their AdamW state are a large share of a small pretrained seq2seq model's step.
     """
     modules = [model.get_input_embeddings()]

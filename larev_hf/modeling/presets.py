@@ -63,7 +63,7 @@ PRESETS: dict[str, BackbonePreset] = {
     # model (lr 5e-5), not of a from-scratch preset.
     "minilm2minilm": BackbonePreset("bert2bert", d_model=384, layers=6, heads=12, d_ff=1536, vocab_size=30522,
                                     tokenizer="minilm", pretrained=True, defaults={
-                                        # issue 28's measured settings (docs/cli.md): with the pretrained kind's
+                                        # measured settings (docs/cli.md): with the pretrained kind's
                                         # λ_IRM 5, λ_probe 5e-4 and 1 group a batch, Φ_LA collapsed at 500 rows
                                         "learning_rate": 1e-4, "num_train_epochs": 2.0, "batch_size": 16,
                                         "lambda_irm": 0.1, "lambda_probe": 0.0, "groups_per_batch": 4,

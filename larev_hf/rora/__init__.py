@@ -18,18 +18,7 @@ from larev_hf.rora.classifier import (
     shared_label_set,
     train_classifier,
 )
-from larev_hf.rora.detector import (
-    DetectorSettings,
-    FastTextClassifier,
-    LeakageDetector,
-    MaskedRationale,
-    NGramVocab,
-    extract_ngrams,
-    load_masked,
-    merge_spans,
-    save_masked,
-    sentinel,
-)
+from larev_hf.rora.detector import DetectorSettings, FastTextClassifier, LeakageDetector
 from larev_hf.rora.evaluator import (
     CandidateCollator,
     LabelSetIRMLoss,
@@ -53,6 +42,8 @@ from larev_hf.rora.infiller import (
     save_counterfactuals,
     train_infiller,
 )
+from larev_hf.rora.masking import MaskedRationale, load_masked, merge_spans, save_masked, sentinel
+from larev_hf.rora.ngrams import NGramVocab, extract_ngrams
 from larev_hf.rora.templates import (
     RORA_FORMAT,
     baseline_input,

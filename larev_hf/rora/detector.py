@@ -23,18 +23,17 @@ The label set is the union of every training example's ``choices``; each example
 its own choices only, so yes/no, NLI and multiple-choice QA data all train the same classifier (RoRA
 used an LSTM bi-encoder for ECQA instead; see ``docs/rora.md``).
 
-(Over 400 lines on purpose: the detector model, its n-gram vocabulary, IG attributions and the masking rule are
-one algorithm, RoRA §3.1, and are kept in one file.)
+This module holds the classifier, its training, the attributions and the masking rule; the n-gram features are
+:mod:`larev_hf.rora.ngrams` and the masked rationales it returns (spans, sentinels, their files)
+:mod:`larev_hf.rora.masking`.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +42,10 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from larev_hf.io import DataError, atomic_path, read_json, read_jsonl, where, write_json, write_jsonl
+from larev_hf.io import DataError, atomic_path, read_json, where, write_json
+from larev_hf.rora.masking import NUM_SENTINELS, MaskedRationale, merge_spans
+from larev_hf.rora.ngrams import NGram, NGramVocab
 
-#: Words and single punctuation marks; apostrophe contractions stay one word ("isn't").
-TOKEN_PATTERN = re.compile(r"\w+(?:'\w+)*|[^\w\s]")
-SENTINEL = "<extra_id_{}>"
-#: T5 reserves 100 sentinels; a rationale may have at most this many masked spans.
-NUM_SENTINELS = 100
 ATTRIBUTION_MODES = ("ig", "ig_x_embedding")
 #: ``DetectorSettings(threshold=AUTO_THRESHOLD)``: tune the threshold on the training rationales (RoRA appendix C.2).
 AUTO_THRESHOLD = "auto"
@@ -57,73 +53,6 @@ AUTO_THRESHOLD = "auto"
 DETECTOR_CONFIG = "detector_config.json"
 DETECTOR_WEIGHTS = "detector.pt"
 ATTRIBUTIONS = "attributions.json"
-
-
-def sentinel(k: int) -> str:
-    """The k-th span sentinel, ``<extra_id_k>`` (T5's spelling; added to tokenizers that lack it)."""
-    return SENTINEL.format(k)
-
-
-@dataclass(frozen=True)
-class NGram:
-    """One n-gram occurrence in a text: its lower-cased ``key``, tokens ``[first, last]`` and character span."""
-
-    key: str
-    first: int
-    last: int
-    start: int
-    end: int
-
-
-def tokenize_words(text: str) -> list[tuple[str, int, int]]:
-    """``(lower-cased word, start, end)`` for every word or punctuation mark of ``text``."""
-    return [(m.group().lower(), m.start(), m.end()) for m in TOKEN_PATTERN.finditer(text)]
-
-
-def extract_ngrams(text: str, max_n: int = 2) -> list[NGram]:
-    """Every 1- to ``max_n``-gram of ``text``, ordered by first token then length (deterministic)."""
-    words = tokenize_words(text)
-    grams = []
-    for i in range(len(words)):
-        for n in range(1, max_n + 1):
-            if i + n > len(words):
-                break
-            span = words[i : i + n]
-            grams.append(NGram(" ".join(w for w, _, _ in span), i, i + n - 1, span[0][1], span[-1][2]))
-    return grams
-
-
-@dataclass
-class NGramVocab:
-    """The detector's feature vocabulary: n-gram keys, index 0 reserved for padding.
-
-    Built from the training rationales by descending count, ties broken alphabetically, so the same
-    texts always give the same ids (RoRA's ``min_freq`` 1, ``max_size`` 10,000).
-    """
-
-    ngrams: list[str]
-    max_n: int = 2
-
-    def __post_init__(self) -> None:
-        self._index = {key: i + 1 for i, key in enumerate(self.ngrams)}
-
-    @classmethod
-    def build(cls, texts: Sequence[str], max_n: int = 2, min_freq: int = 1, max_size: int = 10_000) -> NGramVocab:
-        counts = Counter(gram.key for text in texts for gram in extract_ngrams(text, max_n))
-        ranked = sorted((item for item in counts.items() if item[1] >= min_freq), key=lambda item: (-item[1], item[0]))
-        return cls([key for key, _ in ranked[:max_size]], max_n)
-
-    def __len__(self) -> int:
-        return len(self.ngrams) + 1
-
-    def id(self, key: str) -> int:
-        """The id of ``key``, 0 when it is out of vocabulary."""
-        return self._index.get(key, 0)
-
-    def encode(self, text: str) -> tuple[list[int], list[NGram]]:
-        """Ids and occurrences of the in-vocabulary n-grams of ``text`` (out-of-vocabulary ones are dropped)."""
-        grams = [gram for gram in extract_ngrams(text, self.max_n) if gram.key in self._index]
-        return [self._index[gram.key] for gram in grams], grams
 
 
 class FastTextClassifier(nn.Module):
@@ -205,57 +134,6 @@ class DetectorSettings:
             raise ValueError(f"auto_min_share must be in (0, 1], got {self.auto_min_share}")
         if self.max_n < 1 or self.top_k < 1 or self.max_ngrams < 0:
             raise ValueError(f"max_n and top_k must be >= 1 and max_ngrams >= 0, got {self.max_n}, {self.top_k}, {self.max_ngrams}")
-
-
-@dataclass
-class MaskedRationale:
-    """A rationale with its leaking spans replaced by sentinels.
-
-    ``spans`` are character ranges of ``text``; ``masked`` has ``<extra_id_k>`` in place of span k.
-    """
-
-    text: str
-    spans: list[tuple[int, int]] = field(default_factory=list)
-
-    @property
-    def masked(self) -> str:
-        return self.fill([sentinel(k) for k in range(len(self.spans))])
-
-    @property
-    def originals(self) -> list[str]:
-        """The text under each span (what the infiller learns to predict)."""
-        return [self.text[start:end] for start, end in self.spans]
-
-    def fill(self, fills: Sequence[str]) -> str:
-        """``text`` with span k replaced by ``fills[k]``; every character outside the spans is kept as it is."""
-        if len(fills) != len(self.spans):
-            raise ValueError(f"got {len(fills)} fills for {len(self.spans)} masked spans")
-        pieces, position = [], 0
-        for (start, end), fill in zip(self.spans, fills, strict=True):
-            pieces += [self.text[position:start], fill]
-            position = end
-        pieces.append(self.text[position:])
-        return "".join(pieces)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "masked": self.masked, "spans": [list(span) for span in self.spans]}
-
-    @classmethod
-    def from_dict(cls, values: Mapping[str, Any]) -> MaskedRationale:
-        return cls(values["text"], [tuple(span) for span in values["spans"]])
-
-
-def merge_spans(grams: Sequence[NGram]) -> list[tuple[int, int]]:
-    """Character spans of the chosen n-grams, merged where their tokens overlap or are adjacent."""
-    merged: list[list[int]] = []  # [first token, last token, start char, end char]
-    for gram in sorted(grams, key=lambda g: (g.first, g.last)):
-        if merged and gram.first <= merged[-1][1] + 1:
-            last = merged[-1]
-            if gram.last > last[1]:
-                last[1], last[3] = gram.last, gram.end
-        else:
-            merged.append([gram.first, gram.last, gram.start, gram.end])
-    return [(start, end) for _, _, start, end in merged]
 
 
 class LeakageDetector:
@@ -487,11 +365,3 @@ def _global_attributions(
     return attributions
 
 
-def save_masked(path: str | os.PathLike, ids: Sequence[str], masked: Sequence[MaskedRationale]) -> None:
-    """Write masked rationales as JSON Lines (``id``, ``text``, ``masked``, ``spans``), atomically."""
-    write_jsonl(path, ({"id": i, **m.to_dict()} for i, m in zip(ids, masked, strict=True)))
-
-
-def load_masked(path: str | os.PathLike) -> dict[str, MaskedRationale]:
-    """Read a file written by :func:`save_masked` into ``{id: MaskedRationale}``."""
-    return {row["id"]: MaskedRationale.from_dict(row) for _, row in read_jsonl(path)}

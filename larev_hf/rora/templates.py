@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from larev_hf.modeling.templates import RORA_FORMAT, task_text
-from larev_hf.rora.detector import sentinel
+from larev_hf.rora.masking import sentinel
 
 INFILLER_TEMPLATE = "answer: {label} {x} rationale: {rationale}"
 #: The words the templates add to every input (for training a preset tokenizer on RoRA's texts).

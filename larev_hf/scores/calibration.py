@@ -5,7 +5,7 @@ docs/human.md. Given, for each judged explanation, the scores the library comput
 pointwise score, its length, ROUGE-L against the input; never a column of the judged file such as GPT-3's NLL), a
 logistic regression is fitted to "judged acceptable" (the share of annotators ≥ ``threshold``) on standardised features,
 its L2 strength chosen by cross-validation that keeps each instance's explanations in one fold
-(``sklearn.model_selection.GroupKFold``). A feature may carry an upper **cap** (issue 35): values above it count as the
+(``sklearn.model_selection.GroupKFold``). A feature may carry an upper **cap**: values above it count as the
 cap, so an explanation cannot climb the calibrated score by inflating a surface cue past where acceptable explanations
 sit (a copy of the input has the highest overlap with it); :mod:`larev_hf.meta.robust_calibration` chooses the caps. The calibrated score is the fitted log-odds: monotone in the predicted
 probability, in nats-like units, higher = more likely acceptable.
@@ -146,7 +146,8 @@ def fit_calibration(columns: Mapping[str, Any], human: Any, instance_ids: Sequen
     instance. Returns the calibration fitted on all rows and the **out-of-fold** calibrated scores of these rows
     (each row scored by a model that never saw its instance), for an honest in-sample report.
 
-    Robust fits (issue 35; :mod:`larev_hf.meta.robust_calibration` chooses these): ``caps`` bound features (see
+    Robust fits (:mod:`larev_hf.meta.robust_calibration` chooses these, so the fit cannot be gamed by an attack
+    that inflates a surface cue): ``caps`` bound features (see
     :class:`Calibration`); ``unacceptable`` holds feature columns of explanations that must never be credited (attack
     rows, e.g. VARSuite families), added to every training fold as unacceptable with a total weight of
     ``unacceptable_weight`` × the judged rows'; ``shrink`` scales named features' coefficients (0 removes a feature's

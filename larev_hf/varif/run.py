@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from larev_hf.data import load_examples
-from larev_hf.data.loaders import source_files
+from larev_hf.data.sources import source_files
 from larev_hf.explain.generators import build_generator, raw_input_text
 from larev_hf.explain.nli import NLIJudge, train_nli_judge
 from larev_hf.explain.run_dir import DatasetRunDirectory

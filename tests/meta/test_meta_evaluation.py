@@ -10,7 +10,8 @@ import pytest
 
 from larev_hf.cli import main
 from larev_hf.io import read_jsonl, write_jsonl
-from larev_hf.meta.evaluation import MetaEvaluation, MetaSettings, baseline_failures, meta_evaluate
+from larev_hf.meta.evaluation import MetaEvaluation, MetaSettings, meta_evaluate
+from larev_hf.meta.report import baseline_failures
 from larev_hf.methods import get_method, method_names, resolve_methods
 from larev_hf.methods.baselines import input_text
 from larev_hf.pipeline import Run

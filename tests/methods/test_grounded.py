@@ -14,7 +14,7 @@ from larev_hf.io import read_json, read_jsonl
 from larev_hf.leakage import GROUNDING_ENVIRONMENTS, grounding_rationales
 from larev_hf.leakage.environments import word_shuffle
 from larev_hf.meta import build_suite_with_skips
-from larev_hf.meta.evaluation import by_label_aucs
+from larev_hf.meta.report import by_label_aucs
 from larev_hf.meta.stats import auc
 from larev_hf.scores.stats import summarize_by_label
 

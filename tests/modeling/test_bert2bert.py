@@ -69,8 +69,8 @@ def test_a_larev_run_goes_through_ig_the_probe_and_phi_la(tmp_path):
 
 
 def test_the_rora_infiller_gets_its_sentinels_on_both_sides_and_keeps_them_through_save_and_load(tmp_path):
-    from larev_hf.rora.detector import sentinel
     from larev_hf.rora.infiller import build_infiller
+    from larev_hf.rora.masking import sentinel
 
     tokenizer = build_tokenizer("minilm2minilm")
     before = len(tokenizer)
