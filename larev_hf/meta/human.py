@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from larev_hf.meta.human_calibration import HumanCalibration
+from larev_hf.meta.human_generators import generator_figures
 from larev_hf.meta.human_report import ceiling_figures, write_human_report
 from larev_hf.meta.human_scoring import JudgedScores
 from larev_hf.meta.human_stats import STATISTICS, agreement_table, difference
@@ -132,6 +133,12 @@ class HumanEvaluation:
                                        for other in columns if other != name} for name in learned},
                 **ceiling_figures({name: values[keep] for name, values in columns.items()}, kept, human,
                                   table["metrics"])}
+            sources = [r.get("source") for r in kept]
+            if None not in sources and len(set(sources)) > 1:  # several generators: RoRA's tables 2 and 3
+                report["human"][human]["generators"] = generator_figures(
+                    {name: values[keep] for name, values in columns.items()},
+                    np.array([r["numbers"][human] for r in kept]), sources, [r["instance"] for r in kept],
+                    n_boot=self.settings.n_boot, seed=self.run.config.seed)
         write_human_report(report, self.dir, columns={n: v[keep] for n, v in columns.items()},
                            human={h: np.array([r["numbers"][h] for r in kept]) for h in self.settings.human_columns})
         return report

@@ -130,6 +130,8 @@ def render_human_markdown(report: Mapping[str, Any]) -> str:
                 [[metrics[name]["title"], *(f"{_number(entry['by_source'][src]['metrics'][name]['spearman'])} / "
                                             f"{_number(entry['by_source'][src]['metrics'][name]['auc'])}"
                                             for src in sources)] for name in entry["metrics"]]))
+        if "generators" in entry:
+            out += render_generators(entry["generators"], metrics)
         for name, others in entry["differences"].items():
             out += ["", f"### {metrics[name]['title']} minus each other metric (paired; ✓ = lower bound above 0)", ""]
             out.append(markdown_table(["Other", *(STATISTIC_TITLES[s] for s in STATISTICS)],
@@ -139,6 +141,24 @@ def render_human_markdown(report: Mapping[str, Any]) -> str:
     if report.get("n_empty_rationales"):
         out += ["", f"{report['n_empty_rationales']} explanations are empty; they are scored as the empty string."]
     return "\n".join(out) + "\n"
+
+
+def render_generators(figures: Mapping[str, Any], metrics: Mapping[str, Any]) -> list[str]:
+    """RoRA's tables 2 and 3 (:mod:`larev_hf.meta.human_generators`): mean per generator and Kendall τ of the order;
+    Spearman, Pearson and the partial Spearman given length per rationale."""
+    names = figures["generators"]
+    out = ["", "### By generator (RoRA table 2: the mean per generator; τ: Kendall τ of the order against people's)", "",
+           markdown_table(["", *names, "τ"],
+                          [["people", *(f"{figures['people'][g]:.2f}" for g in names), "1.00"],
+                           *[[metrics[name]["title"], *(f"{entry['means'][g]:+.3f}" for g in names),
+                              _number(entry["kendall_tau"])] for name, entry in figures["metrics"].items()]]),
+           "", "### Per rationale (RoRA table 3), and what each metric adds to length", "",
+           markdown_table(["Metric", "Spearman ρ", "Pearson r", "partial ρ given length"],
+                          [[metrics[name]["title"], _interval(entry["spearman"]), _interval(entry["pearson"]),
+                            _interval(entry["partial_spearman_given_length"])
+                            if "partial_spearman_given_length" in entry else "—"]
+                           for name, entry in figures["metrics"].items()])]
+    return out
 
 
 def plot_human_agreement(report: Mapping[str, Any], columns: Mapping[str, np.ndarray], human: np.ndarray,

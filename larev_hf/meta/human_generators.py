@@ -1,0 +1,79 @@
+"""RoRA's human-study figures (Jiang et al., ACL 2024, §4.1, tables 2 and 3): per generator and per rationale.
+
+On a judged file whose explanations come from several generators (a ``source`` column: GPT-4, GPT-3.5, Llama2-7B,
+Flan-T5 on StrategyQA), people's mean judgment orders the generators; a metric is informative there only if it orders
+them the same way *and* adds to what rationale length already tells (the larger models write longer rationales).
+Per metric:
+
+- table 2: the mean score per generator beside people's mean, and Kendall τ between the two orders
+  (``scipy.stats.kendalltau`` over the generators' means);
+- table 3: Spearman and Pearson with people per rationale, with instance-bootstrap intervals;
+- the rank partial correlation with people given length: Spearman ρ of the two residuals after regressing each
+  variable's ranks on length's ranks — zero for a metric that only counts words — with its interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.stats import kendalltau, pearsonr, rankdata
+
+from larev_hf.meta.human_stats import instance_bootstrap_indices, spearman
+
+#: The column whose ranks the partial correlation holds fixed.
+CONTROL = "length"
+
+
+def _constant(values: np.ndarray) -> bool:
+    return bool(np.all(values == values[0]))
+
+
+def pearson(scores: Any, human: Any) -> float:
+    """Pearson r (NaN when either side is constant)."""
+    x, y = np.asarray(scores, dtype=float), np.asarray(human, dtype=float)
+    return float("nan") if _constant(x) or _constant(y) else float(pearsonr(x, y)[0])
+
+
+def partial_spearman(scores: Any, human: Any, control: Any) -> float:
+    """Spearman ρ of ``scores`` and ``human`` with ``control`` held fixed: the Pearson correlation of the residuals of
+    each variable's ranks after a least-squares line on ``control``'s ranks; NaN when either is a monotone function of
+    ``control`` (nothing is left once it is held fixed)."""
+    ranks = [rankdata(np.asarray(v, dtype=float)) for v in (scores, human, control)]
+    z = np.column_stack([np.ones(len(ranks[2])), ranks[2]])
+    residuals = [r - z @ np.linalg.lstsq(z, r, rcond=None)[0] for r in ranks[:2]]
+    if any(np.max(np.abs(r)) < 1e-9 * len(r) for r in residuals):  # a variable that is a function of the control
+        return float("nan")
+    return pearson(*residuals)
+
+
+def _interval(statistic, columns: Sequence[np.ndarray], draws: list[np.ndarray]) -> dict[str, Any]:
+    value = statistic(*columns)
+    replicates = np.array([statistic(*(c[rows] for c in columns)) for rows in draws])
+    replicates = replicates[np.isfinite(replicates)]
+    ci = None if replicates.size == 0 else [float(v) for v in np.percentile(replicates, [2.5, 97.5])]
+    return {"value": None if not np.isfinite(value) else float(value), "ci95": ci}
+
+
+def generator_figures(columns: Mapping[str, np.ndarray], human: np.ndarray, sources: Sequence[str],
+                      instances: Sequence[str], n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Tables 2 and 3 of RoRA for every column (see the module docstring); generators in people's order, best first.
+    Needs at least two generators."""
+    sources = np.asarray(sources)
+    names = sorted(set(sources.tolist()), key=lambda s: -float(np.mean(human[sources == s])))
+    people = {s: float(np.mean(human[sources == s])) for s in names}
+    draws = instance_bootstrap_indices(instances, n_boot=n_boot, seed=seed)
+    control = columns.get(CONTROL)
+    out: dict[str, Any] = {"generators": names, "people": people, "metrics": {}}
+    for name, values in columns.items():
+        values = np.asarray(values, dtype=float)
+        means = {s: float(np.mean(values[sources == s])) for s in names}
+        tau = kendalltau([people[s] for s in names], [means[s] for s in names]).statistic
+        entry = {"means": means, "kendall_tau": None if not np.isfinite(tau) else float(tau),
+                 "spearman": _interval(spearman, [values, human], draws),
+                 "pearson": _interval(pearson, [values, human], draws)}
+        if control is not None and name != CONTROL:
+            entry["partial_spearman_given_length"] = _interval(partial_spearman, [values, human, control], draws)
+        out["metrics"][name] = entry
+    return out
