@@ -150,10 +150,10 @@ def load_judgments(path: str | os.PathLike, task: str, numeric_columns: Sequence
         counts[instance] = k + 1
         record["instance"] = instance
         record["numbers"] = {column: _number(raw, column, loc) for column in numeric_columns}
-        # each annotator's 0/1 votes ("votes" for acceptability, "votes_<column>" for a fine-grained column), in one
+        # each annotator's votes ("votes" for the first human column, "votes_<column>" for a fine-grained one), in one
         # annotator order per instance: the annotators' own agreement (human_stats.annotator_agreement)
         record["votes"] = {column: [float(v) for v in raw[key]] for column in numeric_columns
-                           for key in (f"votes_{column}", "votes" if column == "acceptable" else None)
+                           for key in (f"votes_{column}", "votes" if column == numeric_columns[0] else None)
                            if key in raw and isinstance(raw[key], list)
                            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in raw[key])}
         if isinstance(raw.get("source"), str):
