@@ -13,6 +13,7 @@ import io
 import json
 import os
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -143,8 +144,10 @@ def _shown_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def format_explanation_table(rows: Sequence[Mapping[str, Any]], width: int | None = None) -> str:
-    """The table for a terminal: one line per explanation, the rationale cut to the width left."""
-    width = width or shutil.get_terminal_size((120, 24)).columns
+    """The table for the console: one line per explanation; on a terminal (or with ``width``) the rationale is cut to
+    the width left, in a pipe or a log it is printed whole."""
+    if width is None:
+        width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 10**9
     columns = _shown_columns(rows)
     titles = {"label_centred": "centred", "instance_id": "instance"}
     cells = [[_cell(row.get(column)) for column in columns] for row in rows]
