@@ -65,9 +65,9 @@ def main() -> None:
     run, out = Run.load(args.run_dir, progress=False), Path(args.output_dir)
     human_dir = Path(args.run_dir) / "human" / "robust-larev-explanation_lm-copied_span"
     start = time.perf_counter()
-    model = SelfRationalizer.train(run.split_records("train"), out / "F", backbone=run.config.backbone,
+    model = SelfRationalizer.train(run.split_records("train"), out / "F", backbone=run.config.model.backbone,
                                    tokenizer=run.tokenizer(), settings=TrainSettings.for_backbone(
-                                       run.config.backbone, seed=run.config.seed, progress=False))
+                                       run.config.model.backbone, seed=run.config.training.seed, progress=False))
     suite = [row for _, row in read_jsonl(human_dir / "attacks" / "test" / "suite.jsonl")]
     judged = [row for _, row in read_jsonl(human_dir / "judged.jsonl")]
     cache = out / "log_likelihoods.npz"

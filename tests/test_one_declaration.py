@@ -13,6 +13,7 @@ import pytest
 from larev_hf.cli import build_parser
 from larev_hf.cli_arguments import GlobalArguments, command_arguments
 from larev_hf.config import RunConfig
+from larev_hf.methods.larev import LarevSettings
 from larev_hf.modeling.presets import KIND_DEFAULTS, PRESETS, backbone_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,24 +72,31 @@ def test_larevs_and_roras_default_weights_are_defined_once() -> None:
 def test_a_run_fills_what_it_left_unset_from_its_backbone_and_says_where_from(backbone: str) -> None:
     config = RunConfig(method="larev", backbone=backbone, lambda_probe=0.25)
     decided = backbone_defaults(backbone)
-    assert config.lambda_probe == 0.25 and "lambda_probe" not in config.backbone_defaults  # given: kept
-    for name in ("lambda_irm", "groups_per_batch", "phi_la_init", "learning_rate", "num_train_epochs"):
-        assert getattr(config, name) == decided[name][0] and config.backbone_defaults[name] == decided[name][1]
+    larev = config.method_settings(LarevSettings)
+    assert larev.lambda_probe == 0.25 and "lambda_probe" not in config.model.backbone_defaults  # given: kept
+    values = {"lambda_irm": larev.lambda_irm, "groups_per_batch": larev.groups_per_batch,
+              "phi_la_init": larev.phi_la_init, "learning_rate": config.training.learning_rate,
+              "num_train_epochs": config.training.num_train_epochs}
+    for name, value in values.items():
+        assert value == decided[name][0] and config.model.backbone_defaults[name] == decided[name][1]
     if backbone in PRESETS and PRESETS[backbone].defaults.get("lambda_irm") is not None:
-        assert config.backbone_defaults["lambda_irm"] == f"preset {backbone}"
+        assert config.model.backbone_defaults["lambda_irm"] == f"preset {backbone}"
     # run_config.json round-trips, and another backbone decides again
     assert RunConfig.from_dict(config.to_dict()) == config
     other = config.replace(backbone="t5-tiny")
-    assert other.lambda_irm == KIND_DEFAULTS["random_init"]["lambda_irm"] and other.lambda_probe == 0.25
+    other_larev = other.method_settings(LarevSettings)
+    assert other_larev.lambda_irm == KIND_DEFAULTS["random_init"]["lambda_irm"] and other_larev.lambda_probe == 0.25
 
 
 def test_minilm2minilm_carries_issue_28s_settings_and_the_thesiss_checkpoints_keep_theirs() -> None:
     minilm = RunConfig(method="larev", backbone="minilm2minilm")
-    assert (minilm.lambda_irm, minilm.lambda_probe, minilm.groups_per_batch, minilm.phi_la_init, minilm.learning_rate,
-            minilm.num_train_epochs) == (0.1, 0.0, 4, "phi", 1e-4, 2.0)
+    larev = minilm.method_settings(LarevSettings)
+    assert (larev.lambda_irm, larev.lambda_probe, larev.groups_per_batch, larev.phi_la_init, minilm.training.learning_rate,
+            minilm.training.num_train_epochs) == (0.1, 0.0, 4, "phi", 1e-4, 2.0)
     checkpoint = RunConfig(method="larev", backbone="t5-large")
-    assert (checkpoint.lambda_irm, checkpoint.lambda_probe, checkpoint.groups_per_batch) == (5.0, 5e-4, 1)
-    assert checkpoint.backbone_defaults["lambda_irm"] == "pretrained backbones"
+    larev = checkpoint.method_settings(LarevSettings)
+    assert (larev.lambda_irm, larev.lambda_probe, larev.groups_per_batch) == (5.0, 5e-4, 1)
+    assert checkpoint.model.backbone_defaults["lambda_irm"] == "pretrained backbones"
 
 
 def test_one_record_rule_for_loaders_bundle_inputs_and_judged_files(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ class MetaEvaluation:
         self.settings = settings or MetaSettings()
         self.dir = Path(output_dir) if output_dir is not None else run.path("meta")
         self.runner = StageRunner(self.dir)
-        self.seed = self.settings.seed if self.settings.seed is not None else run.config.seed
+        self.seed = self.settings.seed if self.settings.seed is not None else run.config.training.seed
         #: per scoring pass, the terms methods share (log p_Φbase(y | b), the simulator's correctness, ...): methods
         #: scored in one process reuse them, as the methods of one ``score`` stage do.
         self._shared: dict[str, dict[str, Any]] = {}
@@ -143,7 +143,7 @@ class MetaEvaluation:
             load_user_family(path, name, records=records)
         if self.settings.drift_model:
             register_family("drift_model", drift_family(hf_negation_editor(self.settings.drift_model)), overwrite=True)
-        builder = baseline_builder_from_spec(self.run.config.baseline_builder, self.seed)
+        builder = baseline_builder_from_spec(self.run.config.data.baseline_builder, self.seed)
         rows, skipped = build_suite_with_skips(records, self.families, seed=self.seed, baseline_builder=builder)
         write_jsonl(self.dir / "suite.jsonl", rows)
         write_json(self.dir / "suite_skips.json", skipped)
@@ -180,7 +180,7 @@ class MetaEvaluation:
 
     def score_path(self, name: str, view: Run) -> Path:
         """``scores/<method>.jsonl`` (the run's ``--seed``) or ``scores/seed-<k>/<method>.jsonl`` (another seed)."""
-        seed = [] if view is self.run else [f"seed-{view.config.seed}"]
+        seed = [] if view is self.run else [f"seed-{view.config.training.seed}"]
         return self.dir.joinpath("scores", *seed, f"{name}.jsonl")
 
     def scored(self, name: str) -> list[tuple[Run, str]]:
@@ -231,12 +231,12 @@ class MetaEvaluation:
         if self.settings.calibration:
             methods["calibrated"] = self.calibrated_summary(labels)
         markers = self.runner.markers()
-        report = assemble_report(self.run.config.dataset, self.settings.split, self.suite(),
+        report = assemble_report(self.run.config.data.dataset, self.settings.split, self.suite(),
                                  read_json(self.dir / "suite_skips.json"), methods,
                                  {**asdict(self.settings), "seed": self.seed},
                                  {stage: content["seconds"] for stage, content in markers.items()}, self.families)
         if len(self.run.seed_views()) > 1:
-            report["seeds"] = {name: seed_aucs(name, {view.config.seed: [row for _, row in read_jsonl(
+            report["seeds"] = {name: seed_aucs(name, {view.config.training.seed: [row for _, row in read_jsonl(
                 self.score_path(name, view))] for view, _ in self.scored(name)}, self.settings.n_boot, self.seed)
                 for name in self.methods() if len(self.scored(name)) > 1}
         write_meta_report(report, self.dir)

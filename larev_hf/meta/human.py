@@ -108,7 +108,7 @@ class HumanEvaluation:
         """Read the file and give every explanation its instance's baseline b (built once per instance, from the
         instance id, so the run's per-example frame choice is the same for all of an instance's explanations)."""
         records = self.read_file()
-        builder = baseline_builder_from_spec(self.run.config.baseline_builder, self.run.config.seed)
+        builder = baseline_builder_from_spec(self.run.config.data.baseline_builder, self.run.config.training.seed)
         firsts = {record["instance"]: record for record in reversed(records)}
         instances = list(dict.fromkeys(record["instance"] for record in records))
         examples = [{**firsts[i], "id": i, "rationale": ""} for i in instances]
@@ -125,7 +125,7 @@ class HumanEvaluation:
         evaluator seed's view): a single pass, every explanation a record with its own label."""
         records = self.records()
         run = run or self.run
-        if self.settings.reduction and self.settings.reduction != run.config.reduction:
+        if self.settings.reduction and self.settings.reduction != run.config.model.reduction:
             run = copy.copy(run)  # the same models, scored with another label-token reduction
             run.config = run.config.replace(reduction=self.settings.reduction)
         scores = get_method(name).pointwise(run, records, {"judged": [r["rationale"] for r in records]}, {})
@@ -136,7 +136,7 @@ class HumanEvaluation:
         """``(view, stage, scores file)`` per evaluator seed scoring ``name`` (one for a model-free baseline)."""
         views = self.run.scoring_views(name)
         return [(view, view.stage_name(f"score-{name}"), self.dir.joinpath(
-            "scores", *([] if view is views[0] else [f"seed-{view.config.seed}"]), f"{name}.jsonl")) for view in views]
+            "scores", *([] if view is views[0] else [f"seed-{view.config.training.seed}"]), f"{name}.jsonl")) for view in views]
 
     def stages(self) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = [("judged", self.stage_judged)]
@@ -188,7 +188,7 @@ class HumanEvaluation:
             for k, (view, _, path) in enumerate(self.scored(name)):
                 by_id = {row["id"]: row["score"] for _, row in read_jsonl(path)}
                 seeds.append(np.array([by_id[r["id"]] for r in records]))
-                out[name if k == 0 else f"{name}@seed{view.config.seed}"] = seeds[-1]
+                out[name if k == 0 else f"{name}@seed{view.config.training.seed}"] = seeds[-1]
             if len(seeds) > 1:
                 out[f"{name}@ensemble"] = np.mean(seeds, axis=0)
         for column, sign in self.baseline_columns.items():
@@ -235,12 +235,12 @@ class HumanEvaluation:
         judged = np.array([r["numbers"][human] for r in records])[select]
         instances = [r["instance"] for r, keep in zip(records, select, strict=True) if keep]
         fits = {"calibrated_agreement": fit_calibration(fit_columns, judged, instances, features,
-                                                        seed=self.run.config.seed)}
+                                                        seed=self.run.config.training.seed)}
         section: dict[str, Any] = {"features": features, "fit": self.settings.calibration_fit}
         if attacks is not None:
             method = self.calibration_method()
             calibration, out_of_fold, table = robust_calibration(fit_columns, judged, instances, features, method,
-                                                                 attacks["validation"], seed=self.run.config.seed,
+                                                                 attacks["validation"], seed=self.run.config.training.seed,
                                                                  fit_attacks=attacks.get("train"))
             fits = {"calibrated": (calibration, out_of_fold), **fits}
             test = attacks["test"]
@@ -287,8 +287,8 @@ class HumanEvaluation:
             keep = np.array([halves[r["instance"]] == self.settings.half for r in records])
         kept = [r for r, k in zip(records, keep, strict=True) if k]
         report: dict[str, Any] = {
-            "judgments": str(self.settings.judgments), "dataset": self.run.config.dataset, "task": self.task(),
-            "run_dir": str(self.run.dir), "backbone": self.run.config.backbone, "half": self.settings.half,
+            "judgments": str(self.settings.judgments), "dataset": self.run.config.data.dataset, "task": self.task(),
+            "run_dir": str(self.run.dir), "backbone": self.run.config.model.backbone, "half": self.settings.half,
             "n_empty_rationales": sum(not r["rationale"] for r in kept),
             "metrics": {name: {"title": titles[name], "kind": kinds[name]} for name in columns},
             "human": {}, "settings": {**asdict(self.settings)},
@@ -297,7 +297,7 @@ class HumanEvaluation:
         for human in self.settings.human_columns:
             table = agreement_table({name: values[keep] for name, values in columns.items()},
                                     np.array([r["numbers"][human] for r in kept]), [r["instance"] for r in kept],
-                                    n_boot=self.settings.n_boot, seed=self.run.config.seed)
+                                    n_boot=self.settings.n_boot, seed=self.run.config.training.seed)
             learned = [name for name in columns if kinds[name] == "metric"]
             report["human"][human] = {
                 **{k: v for k, v in table.items() if k != "replicates"},

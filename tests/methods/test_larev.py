@@ -345,7 +345,7 @@ def test_larev_run_with_rationale_environments_trains_phi_la_on_five_environment
 
     rows = [row for _, row in read_jsonl(tmp_path / "leakage" / "train_environments.jsonl")]
     mask = mask_token_of(run.tokenizer())
-    assert [row["rationales"] for row in rows] == [rationale_environments(r, mask, seed=config.seed)
+    assert [row["rationales"] for row in rows] == [rationale_environments(r, mask, seed=config.training.seed)
                                                    for r in run.split_records("train")]
     assert read_json(tmp_path / "models" / "phi_la" / "larev_weights.json")["environments"] == [
         "original", "mask", "antonym", "rationale_mask", "rationale_swap"]
