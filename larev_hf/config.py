@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from larev_hf.defaults import N_BOOT
 from larev_hf.methods import get_method, method_names, resolve_methods
 from larev_hf.methods.settings import comma_list, field_values, help_field, seed_values
 from larev_hf.modeling import PRESETS, backbone_defaults, get_input_format, is_pretrained
@@ -127,7 +128,7 @@ class EvaluationSection:
     """Scoring and reporting only: a resumed run may change these."""
 
     eval_batch_size: int = help_field(64, "scoring batch size", report_only=True)
-    n_boot: int = help_field(1000, "bootstrap resamples for the 95%% intervals", report_only=True)
+    n_boot: int = help_field(N_BOOT, "bootstrap resamples for the 95%% intervals", report_only=True)
 
 
 @dataclass

@@ -4,6 +4,7 @@ one dataclass field, and the defaults a backbone decides have one definition eac
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import re
 from pathlib import Path
@@ -129,3 +130,87 @@ def test_the_report_says_which_values_the_backbone_decided() -> None:
     assert "preset minilm2minilm: " in line and "`--lambda-irm 0.1`" in line and "`--phi-la-init phi`" in line
     assert "--learning-rate" not in line  # given by the user
     assert backbone_defaults_lines({}) == []
+
+
+# --------------------------------------------------------------------------- defaults shared by several dataclasses
+#: A settings dataclass: the run's sections, a method's or command's settings, a library config.
+SETTINGS_SUFFIXES = ("Settings", "Config", "Arguments", "Section")
+#: Fields with different names that hold the same knob: (class, field) → the knob (the run's flag name).
+SAME_KNOB = {("IGSettings", "n_steps"): "ig_steps", ("IGSettings", "top_k"): "ig_top_k",
+             ("DetectorSettings", "threshold"): "rora_threshold", ("DetectorSettings", "top_k"): "rora_top_k"}
+#: Knobs that each experiment sizes on its own and that agree today by choice, not by definition: FRAME's and
+#: VARIF's data set, backbone and test-set size (their training sets differ: 2000 / 5000 examples).
+INDEPENDENT = {"dataset", "backbone", "max_eval_examples"}
+
+
+def _literal_defaults() -> list[tuple[str, str, object]]:
+    """``(where, knob, value)`` of every settings dataclass field in ``larev_hf`` whose default is written as a
+    literal (a number, a string, ``True``), read from the source: a default that names a constant is not one."""
+    out = []
+    for path in sorted((ROOT / "larev_hf").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ClassDef) and node.name.endswith(SETTINGS_SUFFIXES)):
+                continue
+            for statement in node.body:
+                if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+                        and statement.value is not None):
+                    continue
+                default = statement.value
+                if isinstance(default, ast.Call):  # help_field(default, help) / field(default=...)
+                    keywords = {k.arg: k.value for k in default.keywords}
+                    default = keywords.get("default", default.args[0] if default.args else None)
+                if isinstance(default, ast.Constant) and default.value not in (None, 0, False, ""):
+                    name = statement.target.id
+                    out.append((f"{path.relative_to(ROOT)}:{node.name}.{name}",
+                                SAME_KNOB.get((node.name, name), name), default.value))
+    return out
+
+
+def test_a_default_that_several_dataclasses_carry_is_declared_once() -> None:
+    # a knob's literal default is written in one dataclass at most; the others name its constant (larev_hf.defaults,
+    # KIND_DEFAULTS, PENALTY_WARMUP_RATIO)
+    literals = _literal_defaults()
+    assert len(literals) > 50  # the scan sees the settings dataclasses
+    by_knob: dict[tuple[str, object], list[str]] = {}
+    for where, knob, value in literals:
+        by_knob.setdefault((knob, value), []).append(where)
+    repeated = {knob: places for (knob, _), places in by_knob.items() if len(places) > 1 and knob not in INDEPENDENT}
+    assert repeated == {}
+
+
+def test_a_flag_and_the_library_setting_it_feeds_share_one_default() -> None:
+    from larev_hf import defaults
+    from larev_hf.leakage import IGSettings
+    from larev_hf.methods.rora import RoraRunSettings
+    from larev_hf.rora import DetectorSettings
+    from larev_hf.training import IRMProbeConfig, TrainSettings
+    from larev_hf.varif.lcig import MaskSettings
+    from larev_hf.varif.settings import VarifSettings
+
+    def default(cls: type, name: str):
+        return _default(next(f for f in dataclasses.fields(cls) if f.name == name))
+
+    same = [((IGSettings, "n_steps"), (LarevSettings, "ig_steps"), (DetectorSettings, "ig_steps"),
+             (MaskSettings, "ig_steps"), (VarifSettings, "ig_steps")),
+            ((IGSettings, "top_k"), (LarevSettings, "ig_top_k")),
+            ((IGSettings, "stop_word_guard"), (LarevSettings, "stop_word_guard")),
+            ((IRMProbeConfig, "probe_every_n_steps"), (LarevSettings, "probe_every_n_steps")),
+            ((DetectorSettings, "threshold"), (RoraRunSettings, "rora_threshold")),
+            ((DetectorSettings, "top_k"), (RoraRunSettings, "rora_top_k")),
+            *(((MaskSettings, name), (VarifSettings, name)) for name in ("mask_share", "max_masked", "ig_labels"))]
+    for group in same:
+        assert len({default(cls, name) for cls, name in group}) == 1, group
+    assert defaults.IG_STEPS == default(IGSettings, "n_steps")
+    random_init = KIND_DEFAULTS["random_init"]
+    for name in ("learning_rate", "num_train_epochs", "batch_size"):
+        assert default(TrainSettings, name) == random_init[name]
+    assert default(IRMProbeConfig, "lambda_irm") == random_init["lambda_irm"]
+
+
+def test_every_flag_in_the_examples_has_one_spelling() -> None:
+    # `--lambda_irm` and `--lambda-irm` both parse (HfArgumentParser), so the examples must pick one
+    spellings: dict[str, set[str]] = {}
+    for path in (ROOT / "examples").rglob("*.py"):
+        for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9_-]*", path.read_text()):
+            spellings.setdefault(flag.replace("_", "-"), set()).add(flag)
+    assert spellings and {flag: s for flag, s in spellings.items() if len(s) > 1} == {}

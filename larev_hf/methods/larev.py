@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from larev_hf.defaults import IG_STEPS, IG_TOP_K, PROBE_EVERY_N_STEPS, STOP_WORD_GUARD
 from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods.base import MethodResult, RunContext, Stage
 from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, cvi_variant_scores
@@ -58,10 +59,11 @@ class LarevSettings:
     probe_max_loss: float | None = help_field(
         None, "clamp the subtracted probe loss at this value", stages=PHI_LA_STAGES)
     probe_every_n_steps: int = help_field(
-        1, "probe term on every n-th step only, weighted n·λ_probe (cheaper; 1 = the thesis)", stages=PHI_LA_STAGES)
-    ig_steps: int = help_field(20, "Integrated Gradients steps")
-    ig_top_k: int = help_field(1, "words per leakage term")
-    stop_word_guard: bool = help_field(True, "let IG pick stop words as t_leak", flag="--no-stop-word-guard")
+        PROBE_EVERY_N_STEPS, "probe term on every n-th step only, weighted n·λ_probe (cheaper; 1 = the thesis)",
+        stages=PHI_LA_STAGES)
+    ig_steps: int = help_field(IG_STEPS, "Integrated Gradients steps")
+    ig_top_k: int = help_field(IG_TOP_K, "words per leakage term")
+    stop_word_guard: bool = help_field(STOP_WORD_GUARD, "let IG pick stop words as t_leak", flag="--no-stop-word-guard")
     ablations: bool = help_field(False, "also train Φ_LA with λ_IRM = 0, λ_probe = 0 and both 0 (table 5.6)",
                                  report_only=True)
     rationale_environments: bool = help_field(

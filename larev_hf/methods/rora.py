@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from larev_hf.defaults import RORA_THRESHOLD, RORA_TOP_K
 from larev_hf.io import write_json
 from larev_hf.methods.base import Method, MethodResult, RunContext, Stage, choice_accuracy
 from larev_hf.methods.settings import help_field
@@ -44,11 +45,11 @@ class RoraRunSettings:
     """RoRA's settings in a run (RoRA §3, appendix C.2); the rest are :class:`larev_hf.rora.RoRASettings`' defaults."""
 
     rora_threshold: float | str = help_field(
-        0.001, "global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2); "
+        RORA_THRESHOLD, "global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2); "
         "'auto': RoRA's tuning rule (appendix C.2), the largest value at which most training rationales get more "
         "than the top 2 masked", type=rora_threshold_type)
     rora_top_k: int = help_field(
-        2, "n-grams masked per rationale when no more than 8 exceed the threshold (RoRA's top-k fallback); 3 covers "
+        RORA_TOP_K, "n-grams masked per rationale when no more than 8 exceed the threshold (RoRA's top-k fallback); 3 covers "
         "'yes', 'is yes' and 'yes .' so every label's mask has the same shape")
     rora_lambda_irm: float | None = help_field(
         None, "IRMv1 weight of RoRA's Φ (eq. 7; default: the backbone's (or --rora-classifier's), 1 random-init "

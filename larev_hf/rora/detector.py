@@ -43,6 +43,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from larev_hf.defaults import IG_STEPS, RORA_THRESHOLD, RORA_TOP_K
 from larev_hf.io import DataError, atomic_path, read_json, read_jsonl, where, write_json, write_jsonl
 
 #: Words and single punctuation marks; apostrophe contractions stay one word ("isn't").
@@ -187,13 +188,13 @@ class DetectorSettings:
     learning_rate: float = 0.1
     batch_size: int = 256
     num_epochs: int = 20
-    ig_steps: int = 20
+    ig_steps: int = IG_STEPS
     ig_batch_size: int = 64
     attribution: str = "ig"
-    threshold: float | str = 0.001
+    threshold: float | str = RORA_THRESHOLD
     auto_min_share: float = 0.5
     max_ngrams: int = 8
-    top_k: int = 2
+    top_k: int = RORA_TOP_K
     seed: int = 0
 
     def __post_init__(self) -> None:
