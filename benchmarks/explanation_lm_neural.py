@@ -28,8 +28,8 @@ from larev_hf.io import read_jsonl, write_json
 from larev_hf.meta.human_stats import pairwise_agreement, select_one, spearman
 from larev_hf.meta.judgments import instance_half
 from larev_hf.meta.robust_calibration import AttackScores
+from larev_hf.modeling.input_formats import task_text
 from larev_hf.modeling.scoring import score_labels
-from larev_hf.modeling.templates import task_text
 from larev_hf.pipeline import Run
 from larev_hf.training import TrainSettings
 

@@ -33,7 +33,7 @@ from larev_hf.meta.family_registry import example_rng
 from larev_hf.meta.suite import FAMILIES, TEMPLATES
 from larev_hf.modeling import resolve_device
 from larev_hf.modeling.generation import generate_texts
-from larev_hf.modeling.templates import task_text
+from larev_hf.modeling.input_formats import task_text
 
 __all__ = ["ExplanationGenerator", "GoldGenerator", "JsonlGenerator", "RandomKGenerator",
            "SelfRationalizerGenerator", "TemplateGenerator", "Text2TextGenerator", "TfidfTopKGenerator",
@@ -98,7 +98,7 @@ def resolve_labels(records: Sequence[Mapping[str, Any]], labels: Sequence[str] |
 def raw_input_text(record: Mapping[str, Any]) -> str:
     """The input x as plain text for the extractive heuristics (§2.2): premise + hypothesis (NLI), else the question.
 
-    Unlike :func:`~larev_hf.modeling.templates.task_text` there are no field markers ("premise:") and no answer
+    Unlike :func:`~larev_hf.modeling.input_formats.task_text` there are no field markers ("premise:") and no answer
     choices, so no extracted word is a format word or states an answer option.
     """
     task = record.get("task")
@@ -413,7 +413,7 @@ def build_prompt(prompt: str, record: Mapping[str, Any], label: str) -> str:
 class Text2TextGenerator:
     """Any HF text2text checkpoint (``AutoModelForSeq2SeqLM``) by Hub name or local path as an explanation method — the
     proposal's LLM generator (§2.1) with a seq2seq model: greedy decoding of ``prompt`` with ``{input}`` (the task
-    input, :func:`~larev_hf.modeling.templates.task_text`) and ``{label}`` filled in (:func:`build_prompt`).
+    input, :func:`~larev_hf.modeling.input_formats.task_text`) and ``{label}`` filled in (:func:`build_prompt`).
 
     The model loads on the first :meth:`explain` call. ``name`` defaults to ``"hf:"`` + the last path component.
     """

@@ -20,7 +20,7 @@ from larev_hf.frame.simulators import SimulatorPair, generate_labels
 from larev_hf.frame.variants import BASE, Variant, train_subset
 from larev_hf.io import write_json, write_jsonl
 from larev_hf.meta.family_registry import example_rng
-from larev_hf.modeling.templates import task_text
+from larev_hf.modeling.input_formats import task_text
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ from larev_hf.meta.robust_calibration import (
 )
 from larev_hf.meta.settings import HumanSettings, MetaSettings
 from larev_hf.methods import get_method, method_names
-from larev_hf.methods.baselines import text_models
+from larev_hf.methods.heuristics import text_models
 from larev_hf.pipeline import Run, baseline_builder_from_spec
 from larev_hf.report import markdown_table, save_figure
 from larev_hf.runner import StageRunner

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from larev_hf.methods.baselines import HeuristicBaseline, input_text
+from larev_hf.methods.heuristics import HeuristicBaseline, input_text
 from larev_hf.methods.settings import help_field
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods.base import MethodResult, RunContext, Stage
 from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, cvi_variant_scores
 from larev_hf.methods.settings import help_field
-from larev_hf.modeling.templates import get_input_format
+from larev_hf.modeling.input_formats import get_input_format
 from larev_hf.scores import summarize_variants
 from larev_hf.training.settings import PENALTY_WARMUP_RATIO
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from larev_hf.methods.base import Method, MethodResult, RunContext, Stage, choice_accuracy
-from larev_hf.modeling.templates import get_input_format
+from larev_hf.modeling.input_formats import get_input_format
 from larev_hf.scores.stats import summarize_variants
 
 if TYPE_CHECKING:

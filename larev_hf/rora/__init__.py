@@ -42,6 +42,14 @@ from larev_hf.rora.evaluator import (
     train_theta,
 )
 from larev_hf.rora.fit import RoRAFit, RoRASettings, fit_rora, mask_rationales, tokenizer_texts
+from larev_hf.rora.formats import (
+    RORA_FORMAT,
+    baseline_input,
+    evaluator_input,
+    infiller_input,
+    span_target,
+    task_text,
+)
 from larev_hf.rora.infiller import (
     Counterfactuals,
     add_sentinel_tokens,
@@ -52,14 +60,6 @@ from larev_hf.rora.infiller import (
     parse_fills,
     save_counterfactuals,
     train_infiller,
-)
-from larev_hf.rora.templates import (
-    RORA_FORMAT,
-    baseline_input,
-    evaluator_input,
-    infiller_input,
-    span_target,
-    task_text,
 )
 
 __all__ = [

@@ -50,7 +50,7 @@ from larev_hf.io import read_jsonl, write_jsonl
 from larev_hf.leakage.attribution import IGSettings, integrated_gradients_word_scores
 from larev_hf.leakage.environments import mask_token_of
 from larev_hf.modeling import build_model, build_tokenizer, load_evaluator
-from larev_hf.modeling.templates import task_text
+from larev_hf.modeling.input_formats import task_text
 from larev_hf.training import TrainSettings, train_seq2seq
 
 #: Inflections of the NLI label names masked with them (the "keyword safety mask" of §3.2 Step B).
