@@ -30,7 +30,7 @@ from larev_hf.meta.human_stats import point_statistics
 from larev_hf.meta.judgments import instance_half
 from larev_hf.meta.robust_calibration import AttackScores, _caps, robust_calibration, robustness_shortfalls
 from larev_hf.meta.settings import REFERENCE
-from larev_hf.methods.baselines import content_tokens, input_text, longest_copied_run
+from larev_hf.methods.heuristics import content_tokens, input_text, longest_copied_run
 from larev_hf.scores.calibration import fit_calibration
 
 

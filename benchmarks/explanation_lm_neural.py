@@ -28,8 +28,8 @@ from larev_hf.io import read_jsonl, write_json
 from larev_hf.meta.human_stats import pairwise_agreement, select_one, spearman
 from larev_hf.meta.judgments import instance_half
 from larev_hf.meta.robust_calibration import AttackScores
+from larev_hf.modeling.input_formats import task_text
 from larev_hf.modeling.scoring import score_labels
-from larev_hf.modeling.templates import task_text
 from larev_hf.pipeline import Run
 from larev_hf.training import TrainSettings
 
@@ -65,9 +65,9 @@ def main() -> None:
     run, out = Run.load(args.run_dir, progress=False), Path(args.output_dir)
     human_dir = Path(args.run_dir) / "human" / "robust-larev-explanation_lm-copied_span"
     start = time.perf_counter()
-    model = SelfRationalizer.train(run.split_records("train"), out / "F", backbone=run.config.backbone,
+    model = SelfRationalizer.train(run.split_records("train"), out / "F", backbone=run.config.model.backbone,
                                    tokenizer=run.tokenizer(), settings=TrainSettings.for_backbone(
-                                       run.config.backbone, seed=run.config.seed, progress=False))
+                                       run.config.model.backbone, seed=run.config.training.seed, progress=False))
     suite = [row for _, row in read_jsonl(human_dir / "attacks" / "test" / "suite.jsonl")]
     judged = [row for _, row in read_jsonl(human_dir / "judged.jsonl")]
     cache = out / "log_likelihoods.npz"

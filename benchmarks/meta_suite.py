@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = MetaEvaluation(run, MetaSettings(families=args.families.split(","), n_boot=args.meta_n_boot))
     report = meta.execute()
     finished = time.perf_counter()
-    comparison = larev_vs_rev(meta.dir, LAREV_TARGETS, args.meta_n_boot, run.config.seed)
+    comparison = larev_vs_rev(meta.dir, LAREV_TARGETS, args.meta_n_boot, run.config.training.seed)
 
     print(format_auc_table(report))
     for family, entry in comparison.items():

@@ -80,8 +80,8 @@ class ScriptArguments:
     device: str | None = field(default=None, metadata={"help": "cuda, cpu, ... (default: CUDA when available)"})
     n_boot: int = field(default=1000, metadata={"help": "bootstrap resamples for the mean's 95%% interval"})
     column_mapping: str | None = field(default=None, metadata={
-        "help": "JSON: schema field → your column, e.g. '{\"rationale\": \"explanation\"}' (as `larev-hf evaluate "
-                "--column-mapping`)"})
+        "help": "JSON: schema field → your column, e.g. '{\"rationale\": \"explanation\"}' (the same mapping "
+                "`larev-hf evaluate` takes)"})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,8 +15,9 @@ import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from larev_hf.defaults import N_BOOT
 from larev_hf.methods import get_method, method_names, resolve_methods
 from larev_hf.methods.settings import comma_list, field_values, help_field, seed_values
 from larev_hf.modeling import PRESETS, backbone_defaults, get_input_format, is_pretrained
@@ -28,6 +29,8 @@ DATASETS = ("esnli", "cose", "strategyqa", "ecqa", "synthetic", "jsonl")
 #: Modules a preset trains in full under ``--lora``: its random input embeddings. Measured on e-SNLI 2k/1k
 #: (benchmarks/bench_lora.py): adapters alone reached about half the full fine-tune's SUM, with embed_tokens 94-108%.
 PRESET_LORA_MODULES_TO_SAVE = ["embed_tokens"]
+#: A settings dataclass (:meth:`RunConfig.method_settings`).
+SettingsT = TypeVar("SettingsT")
 
 
 @dataclass
@@ -125,7 +128,7 @@ class EvaluationSection:
     """Scoring and reporting only: a resumed run may change these."""
 
     eval_batch_size: int = help_field(64, "scoring batch size", report_only=True)
-    n_boot: int = help_field(1000, "bootstrap resamples for the 95%% intervals", report_only=True)
+    n_boot: int = help_field(N_BOOT, "bootstrap resamples for the 95%% intervals", report_only=True)
 
 
 @dataclass
@@ -146,9 +149,9 @@ class LoraSection:
 
 #: The core sections, in order: name, dataclass, and the title of their CLI option group (``None``: the main list).
 CORE_SECTIONS: tuple[tuple[str, type, str | None], ...] = (
-    ("run", RunSection, None), ("data", DataSection, None), ("backbone", BackboneSection, None),
+    ("run", RunSection, None), ("data", DataSection, None), ("model", BackboneSection, None),
     ("training", TrainingSection, None), ("evaluation", EvaluationSection, None),
-    ("lora", LoraSection, "LoRA (PEFT) for every trained model"),
+    ("peft", LoraSection, "LoRA (PEFT) for every trained model"),
 )
 
 
@@ -166,7 +169,9 @@ class RunConfig:
     """Everything that defines a run; saved as ``run_config.json`` and checked on resume.
 
     Built from flat keyword arguments (``RunConfig(method="all", lambda_irm=0.5)``), each going to the section that
-    declares it; read back as attributes (``config.lambda_irm``) or section objects (``config.sections``).
+    declares it. Read back through typed sections, so a use leads to the field that declares it: the core ones as
+    properties (``config.data.dataset``, ``config.training.seed``, ``config.model.backbone``), a method's own with
+    :meth:`method_settings` (``config.method_settings(LarevSettings).lambda_irm``).
     """
 
     def __init__(self, **values: Any) -> None:
@@ -188,7 +193,7 @@ class RunConfig:
         """Every setting the run left unset (``None``) that the backbone decides takes the backbone's value
         (:func:`~larev_hf.modeling.backbone_defaults`), and ``backbone_defaults`` records where it came from, so
         ``run_config.json`` and the report show the values a run trained with."""
-        backbone = self.sections["backbone"]
+        backbone = self.model
         filled = dict(backbone.backbone_defaults)
         for name, (value, source) in backbone_defaults(backbone.backbone).items():
             for section in self.sections.values():
@@ -201,11 +206,52 @@ class RunConfig:
     def _field_names() -> list[str]:
         return [f.name for _, cls, _ in config_sections() for f in dataclasses.fields(cls)]
 
-    def __getattr__(self, name: str) -> Any:
-        for section in self.__dict__.get("sections", {}).values():
+    # ------------------------------------------------------------------ the sections
+    @property
+    def run(self) -> RunSection:
+        """Which metrics the run trains and reports."""
+        return self.sections["run"]
+
+    @property
+    def data(self) -> DataSection:
+        """Where the data comes from, baselines and training rationales."""
+        return self.sections["data"]
+
+    @property
+    def model(self) -> BackboneSection:
+        """The evaluators' backbone, input format and reduction."""
+        return self.sections["model"]
+
+    @property
+    def training(self) -> TrainingSection:
+        """Seeds and optimisation of every trained model."""
+        return self.sections["training"]
+
+    @property
+    def evaluation(self) -> EvaluationSection:
+        """Scoring and reporting."""
+        return self.sections["evaluation"]
+
+    @property
+    def peft(self) -> LoraSection:
+        """LoRA adapters of every trained model."""
+        return self.sections["peft"]
+
+    def method_settings(self, cls: type[SettingsT]) -> SettingsT:
+        """The run's instance of a method's settings dataclass ``cls`` (``LarevSettings``, ``RoraRunSettings``, ...:
+        each registered method's :attr:`~larev_hf.methods.Method.settings_class`)."""
+        for section in self.sections.values():
+            if type(section) is cls:
+                return section
+        raise KeyError(f"{cls.__name__} is not the settings of a registered method (registered: "
+                       f"{', '.join(method_names())})")
+
+    def _value(self, name: str) -> Any:
+        """Setting ``name`` by its flat (``run_config.json``) name."""
+        for section in self.sections.values():
             if name in section.__dataclass_fields__:
                 return getattr(section, name)
-        raise AttributeError(f"RunConfig has no setting {name!r}")
+        raise KeyError(f"RunConfig has no setting {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("RunConfig is immutable; build a new one with replace(**changes)")
@@ -237,7 +283,7 @@ class RunConfig:
 
     def given(self, name: str) -> Any:
         """Setting ``name`` as the user gave it: ``None`` where the backbone decided it."""
-        return None if name in self.backbone_defaults else getattr(self, name)
+        return None if name in self.model.backbone_defaults else self._value(name)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any], source: str = "run_config.json") -> RunConfig:
@@ -259,30 +305,33 @@ class RunConfig:
     @property
     def evaluator_seeds(self) -> list[int]:
         """The seeds every trained stage runs with: ``--seeds``, or ``--seed`` alone."""
-        return seed_values(self.seeds) or [self.seed]
+        return seed_values(self.training.seeds) or [self.training.seed]
 
     @property
     def methods(self) -> tuple[str, ...]:
         """The methods of the run, in canonical (registry) order."""
-        return resolve_methods(self.method)
+        return resolve_methods(self.run.method)
 
     def train_settings(self, progress: bool = True) -> TrainSettings:
+        """What every trained stage of the run trains with."""
+        training = self.training
         return TrainSettings(
-            learning_rate=self.learning_rate, num_train_epochs=self.num_train_epochs, batch_size=int(self.batch_size),
-            seed=self.seed, progress=progress, lora=self.lora_settings(), group_by_length=self.group_by_length,
-            freeze_word_embeddings=self.freeze_word_embeddings,
+            learning_rate=training.learning_rate, num_train_epochs=training.num_train_epochs,
+            batch_size=int(training.batch_size), seed=training.seed, progress=progress, lora=self.lora_settings(),
+            group_by_length=training.group_by_length, freeze_word_embeddings=training.freeze_word_embeddings,
         )
 
     def lora_settings(self) -> LoraSettings | None:
         """The run's LoRA settings, or ``None`` for full fine-tuning. ``lora_modules_to_save=None`` means the
         backbone's default (:data:`PRESET_LORA_MODULES_TO_SAVE` for presets, none for checkpoints); ``[]`` means none."""
-        if not self.lora:
+        peft = self.peft
+        if not peft.lora:
             return None
-        modules_to_save = self.lora_modules_to_save
+        modules_to_save = peft.lora_modules_to_save
         if modules_to_save is None:
-            modules_to_save = None if is_pretrained(self.backbone) else PRESET_LORA_MODULES_TO_SAVE
-        return LoraSettings(r=self.lora_r, alpha=self.lora_alpha, dropout=self.lora_dropout,
-                            target_modules=self.lora_target_modules, modules_to_save=modules_to_save or None)
+            modules_to_save = None if is_pretrained(self.model.backbone) else PRESET_LORA_MODULES_TO_SAVE
+        return LoraSettings(r=peft.lora_r, alpha=peft.lora_alpha, dropout=peft.lora_dropout,
+                            target_modules=peft.lora_target_modules, modules_to_save=modules_to_save or None)
 
 
 # --------------------------------------------------------------------------- the command line

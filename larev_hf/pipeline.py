@@ -29,6 +29,7 @@ from larev_hf.data import (
 from larev_hf.data.variants import build_variants
 from larev_hf.io import DataError, file_sha256, read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods import Stage, get_method, method_names
+from larev_hf.methods.larev import LarevSettings
 from larev_hf.modeling import build_model, build_tokenizer, check_backbone, is_preset, load_evaluator
 from larev_hf.report import majority_class, separation_title, write_report
 from larev_hf.runner import StageRunner
@@ -61,7 +62,7 @@ class Run:
     def for_seed(self, seed: int) -> Run:
         """This run as evaluator seed ``seed`` sees it: the same data and tokenizer, its own models and scores under
         ``seeds/seed-<seed>/`` and its stages' markers named ``<stage>@seed<seed>``; ``--seed`` itself is the run."""
-        if seed == self.config.seed and self.root == self.dir:
+        if seed == self.config.training.seed and self.root == self.dir:
             return self
         view = copy.copy(self)
         view.config = self.config.replace(seed=seed)
@@ -98,7 +99,7 @@ class Run:
 
     def stage_name(self, name: str) -> str:
         """The marker name of stage ``name`` in this view (shared stages keep theirs)."""
-        return name if self.root == self.dir or name in SHARED_PARTS else f"{name}@seed{self.config.seed}"
+        return name if self.root == self.dir or name in SHARED_PARTS else f"{name}@seed{self.config.training.seed}"
 
     # ----------------------------------------------------------------- RunContext
     def path(self, *parts: str) -> Path:
@@ -120,9 +121,9 @@ class Run:
         """The records of ``split``; on the training split, ``rationale`` is the ``train_rationale`` variant
         (every evaluator trains on ``record["rationale"]``)."""
         records = [record for _, record in read_jsonl(self.path("data", f"{split}.jsonl"))]
-        if split == "train" and self.config.train_rationale != "gold":
+        if split == "train" and self.config.data.train_rationale != "gold":
             for record in records:
-                record["rationale"] = record[f"rationale_{self.config.train_rationale}"]
+                record["rationale"] = record[f"rationale_{self.config.data.train_rationale}"]
         return records
 
     def tokenizer(self):
@@ -141,22 +142,23 @@ class Run:
     def train_evaluator(self, name: str, make_source: Callable[[dict[str, Any]], str]) -> None:
         """A fresh model trained on ``make_source(record) → label`` over the training split; with
         ``select_on_validation``, the epoch with the lowest validation loss is kept."""
-        model = build_model(self.config.backbone, self.tokenizer(), seed=self.config.seed)
-        validation = self.split_records("validation") if self.config.select_on_validation else None
+        model = build_model(self.config.model.backbone, self.tokenizer(), seed=self.config.training.seed)
+        validation = self.split_records("validation") if self.config.training.select_on_validation else None
         train_on_records(model, self.tokenizer(), self.split_records("train"), make_source, self.path("models", name),
                          self.config.train_settings(self.progress), eval_records=validation)
 
     # ----------------------------------------------------------------- the run's own stages
     def stage_data(self) -> None:
         """Load the splits, build baselines b everywhere and the rationale variants (thesis A.1 steps 1-3)."""
-        cfg = self.config
-        builder = baseline_builder_from_spec(cfg.baseline_builder, cfg.seed)
+        data, seed = self.config.data, self.config.training.seed
+        builder = baseline_builder_from_spec(data.baseline_builder, seed)
         splits = {}  # every split is loaded and validated before anything is written
         for split in SPLITS:
-            limit = cfg.max_train_examples if split == "train" else cfg.max_eval_examples
-            dataset = load_examples(cfg.dataset, cfg.data_dir, split, max_examples=limit, seed=cfg.seed, **cfg.loader_options)
+            limit = data.max_train_examples if split == "train" else data.max_eval_examples
+            dataset = load_examples(data.dataset, data.data_dir, split, max_examples=limit, seed=seed,
+                                    **data.loader_options)
             if len(dataset) == 0:
-                where = source_files(cfg.dataset, cfg.data_dir, [split])[split] or f"{cfg.data_dir} (split {split!r})"
+                where = source_files(data.dataset, data.data_dir, [split])[split] or f"{data.data_dir} (split {split!r})"
                 raise DataError(f"{where}: split {split!r} has no examples; expected at least one")
             splits[split] = add_variants(add_baselines(dataset, builder)).to_list()
         for split, records in splits.items():
@@ -166,11 +168,11 @@ class Run:
     def stage_tokenizer(self) -> None:
         """Train the preset's tokenizer on the training text (or save the checkpoint's own)."""
         texts = None
-        if is_preset(self.config.backbone):
+        if is_preset(self.config.model.backbone):
             texts = []
             for record in self.split_records("train"):
                 texts += [record["baseline"], record["rationale"], *record["choices"], *build_variants(record).values()]
-        build_tokenizer(self.config.backbone, texts).save_pretrained(self.path("tokenizer"))
+        build_tokenizer(self.config.model.backbone, texts).save_pretrained(self.path("tokenizer"))
 
     def method_stages(self) -> list[Stage]:
         """Every method's stages in canonical method order, each shared stage once."""
@@ -184,7 +186,8 @@ class Run:
         """``data``, ``tokenizer``, every method's stages once per evaluator seed (a stage that is not ``seeded``
         once), one scoring per seed, the report. Scoring and reporting depend on which methods are asked for, the
         report on the seeds too: their markers are named after them."""
-        tag = "+".join(self.config.methods) + ("+ablations" if self.config.ablations else "")
+        ablations = self.config.method_settings(LarevSettings).ablations
+        tag = "+".join(self.config.methods) + ("+ablations" if ablations else "")
         views = self.seed_views()
         stages: list[tuple[str, Callable[[], None]]] = [("data", self.stage_data), ("tokenizer", self.stage_tokenizer)]
         for k, view in enumerate(views):
@@ -192,7 +195,7 @@ class Run:
                         lambda stage=stage, view=view: stage.run(view if stage.seeded else self))
                        for stage in self.method_stages() if stage.seeded or k == 0]
         stages += [(view.stage_name(f"score-{tag}"), view.stage_score) for view in views]
-        seeds = "+seeds" + "-".join(str(view.config.seed) for view in views) if len(views) > 1 else ""
+        seeds = "+seeds" + "-".join(str(view.config.training.seed) for view in views) if len(views) > 1 else ""
         return [*stages, (f"report-{tag}{seeds}", self.stage_report)]
 
     # ----------------------------------------------------------------- scoring and reports
@@ -243,17 +246,18 @@ class Run:
         summary = dict(summaries[0])
         if len(views) < 2:
             return summary
-        seeds = [view.config.seed for view in views]
+        seeds = [view.config.training.seed for view in views]
         summary["seeds"] = {"seeds": seeds, "determinism": "same seed, data, versions and thread count → same scores",
                             "methods": {}}
         for name in summary["methods"]:
             per_seed = {s: p[name] for s, p in zip(seeds, pointwise, strict=True)}
             entry = seed_summary(per_seed, {s: m["methods"][name]["ci95"] for s, m in zip(seeds, summaries,
                                                                                         strict=True)},
-                                 n_boot=self.config.n_boot, seed=self.config.seed)
+                                 n_boot=self.config.evaluation.n_boot, seed=self.config.training.seed)
             if get_method(name).unit == "nats" and get_method(name).kind == "metric":
                 entry["ensemble"] = summarize_variants(ensemble_scores(list(per_seed.values())),
-                                                       n_boot=self.config.n_boot, seed=self.config.seed)
+                                                       n_boot=self.config.evaluation.n_boot,
+                                                       seed=self.config.training.seed)
             summary["seeds"]["methods"][name] = entry
         return summary
 
@@ -263,7 +267,7 @@ class Run:
         the majority-class accuracy the evaluators' accuracy is read against."""
         markers = self.runner.markers()
         report = {
-            "dataset": self.config.dataset, "split": split, "n_examples": n_examples, **summary,
+            "dataset": self.config.data.dataset, "split": split, "n_examples": n_examples, **summary,
             "majority_class": majority_class(labels or []),
             "settings": self.config.to_dict(),
             # in pipeline order (then stages of earlier scorings), not the markers' alphabetical order
@@ -287,13 +291,13 @@ class Run:
         identified by the settings). A change reruns ``data`` and every later stage (:class:`StageRunner`). If the
         files are gone but the run has read them, the recorded inputs stand (``data/*.jsonl`` holds all it needs)."""
         try:
-            files = source_files(self.config.dataset, self.config.data_dir, SPLITS)
+            files = source_files(self.config.data.dataset, self.config.data.data_dir, SPLITS)
         except DataError:
             recorded = self.runner.recorded_inputs("data")
             if recorded is None:
                 raise
             logger.warning("%s: the data files are no longer there; resuming with the data this run already read",
-                           self.config.data_dir)
+                           self.config.data.data_dir)
             return recorded
         return {split: file_sha256(path) if path is not None else None for split, path in files.items()}
 
@@ -309,7 +313,7 @@ class Run:
     def validate(self) -> dict[str, str | None]:
         """Everything that can be checked in seconds before a stage starts: the backbone resolves, every split's
         data file exists. Returns the data inputs' fingerprints."""
-        check_backbone(self.config.backbone)
+        check_backbone(self.config.model.backbone)
         return self.data_inputs()
 
     def execute(self, until: str | None = None) -> dict:
@@ -321,7 +325,8 @@ class Run:
             self.check_config()
             if not self.runner.run(stages, until=until, inputs={"data": data_inputs},
                                    on_invalidate=self.drop_training_checkpoints):
-                return {"dataset": self.config.dataset, "split": "test", "n_examples": 0, "methods": {}, "until": until}
+                return {"dataset": self.config.data.dataset, "split": "test", "n_examples": 0, "methods": {},
+                        "until": until}
         return read_json(self.path("report.json"))
 
     def evaluate_file(self, data_file: str | os.PathLike, output_dir: str | os.PathLike,
@@ -347,7 +352,8 @@ class Run:
                 summary, rows = view.score_records(records, cfg.methods)
                 pointwise.append(summary.pop("pointwise"))
                 summaries.append(summary)
-                write_jsonl(output_dir / ("scores.jsonl" if k == 0 else f"seed-{view.config.seed}/scores.jsonl"), rows)
+                seed_dir = f"seed-{view.config.training.seed}/"
+                write_jsonl(output_dir / ("scores.jsonl" if k == 0 else f"{seed_dir}scores.jsonl"), rows)
             return self.write_report(self.combine_seeds(views, summaries, pointwise), split, len(records), output_dir,
                                      [record["label"] for record in records])
 
@@ -356,8 +362,9 @@ class Run:
         """A file to score as schema records with this run's baselines and rationale variants: the "my explanations"
         format or the run's data set format (:func:`~larev_hf.data.load_explanations`)."""
         cfg = self.config
-        builder = baseline_builder_from_spec(cfg.baseline_builder, cfg.seed)
-        dataset = load_explanations(Path(data_file), cfg.dataset, self.task(), column_mapping, cfg.loader_options)
+        builder = baseline_builder_from_spec(cfg.data.baseline_builder, cfg.training.seed)
+        dataset = load_explanations(Path(data_file), cfg.data.dataset, self.task(), column_mapping,
+                                    cfg.data.loader_options)
         return add_variants(add_baselines(dataset, builder)).to_list()
 
     @classmethod

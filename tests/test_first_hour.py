@@ -86,9 +86,9 @@ def test_the_script_names_a_missing_column(tmp_path: Path) -> None:
 def test_run_without_dataset_infers_it_or_asks(data_dir: Path, tmp_path: Path, capsys) -> None:
     parser = build_parser()
     args = parser.parse_args(["run", "--output-dir", str(tmp_path / "r"), "--data-dir", str(data_dir / "esnli")])
-    assert config_from_args(args).dataset == "esnli"
+    assert config_from_args(args).data.dataset == "esnli"
     assert "--dataset esnli (inferred" in capsys.readouterr().err
-    assert config_from_args(parser.parse_args(["run", "--output-dir", "x"])).dataset == "synthetic"
+    assert config_from_args(parser.parse_args(["run", "--output-dir", "x"])).data.dataset == "synthetic"
     (tmp_path / "odd").mkdir()
     (tmp_path / "odd" / "train.jsonl").write_text(json.dumps({"text": "a", "y": 1}) + "\n")
     with pytest.raises(ValueError, match="without --dataset: its columns match no known data set; pass --dataset"):

@@ -4,6 +4,7 @@ one dataclass field, and the defaults a backbone decides have one definition eac
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import re
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from larev_hf.cli import build_parser
 from larev_hf.cli_arguments import GlobalArguments, command_arguments
 from larev_hf.config import RunConfig
+from larev_hf.methods.larev import LarevSettings
 from larev_hf.modeling.presets import KIND_DEFAULTS, PRESETS, backbone_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,24 +73,31 @@ def test_larevs_and_roras_default_weights_are_defined_once() -> None:
 def test_a_run_fills_what_it_left_unset_from_its_backbone_and_says_where_from(backbone: str) -> None:
     config = RunConfig(method="larev", backbone=backbone, lambda_probe=0.25)
     decided = backbone_defaults(backbone)
-    assert config.lambda_probe == 0.25 and "lambda_probe" not in config.backbone_defaults  # given: kept
-    for name in ("lambda_irm", "groups_per_batch", "phi_la_init", "learning_rate", "num_train_epochs"):
-        assert getattr(config, name) == decided[name][0] and config.backbone_defaults[name] == decided[name][1]
+    larev = config.method_settings(LarevSettings)
+    assert larev.lambda_probe == 0.25 and "lambda_probe" not in config.model.backbone_defaults  # given: kept
+    values = {"lambda_irm": larev.lambda_irm, "groups_per_batch": larev.groups_per_batch,
+              "phi_la_init": larev.phi_la_init, "learning_rate": config.training.learning_rate,
+              "num_train_epochs": config.training.num_train_epochs}
+    for name, value in values.items():
+        assert value == decided[name][0] and config.model.backbone_defaults[name] == decided[name][1]
     if backbone in PRESETS and PRESETS[backbone].defaults.get("lambda_irm") is not None:
-        assert config.backbone_defaults["lambda_irm"] == f"preset {backbone}"
+        assert config.model.backbone_defaults["lambda_irm"] == f"preset {backbone}"
     # run_config.json round-trips, and another backbone decides again
     assert RunConfig.from_dict(config.to_dict()) == config
     other = config.replace(backbone="t5-tiny")
-    assert other.lambda_irm == KIND_DEFAULTS["random_init"]["lambda_irm"] and other.lambda_probe == 0.25
+    other_larev = other.method_settings(LarevSettings)
+    assert other_larev.lambda_irm == KIND_DEFAULTS["random_init"]["lambda_irm"] and other_larev.lambda_probe == 0.25
 
 
 def test_minilm2minilm_carries_its_measured_settings_and_the_thesiss_checkpoints_keep_theirs() -> None:
     minilm = RunConfig(method="larev", backbone="minilm2minilm")
-    assert (minilm.lambda_irm, minilm.lambda_probe, minilm.groups_per_batch, minilm.phi_la_init, minilm.learning_rate,
-            minilm.num_train_epochs) == (0.1, 0.0, 4, "phi", 1e-4, 2.0)
+    larev = minilm.method_settings(LarevSettings)
+    assert (larev.lambda_irm, larev.lambda_probe, larev.groups_per_batch, larev.phi_la_init, minilm.training.learning_rate,
+            minilm.training.num_train_epochs) == (0.1, 0.0, 4, "phi", 1e-4, 2.0)
     checkpoint = RunConfig(method="larev", backbone="t5-large")
-    assert (checkpoint.lambda_irm, checkpoint.lambda_probe, checkpoint.groups_per_batch) == (5.0, 5e-4, 1)
-    assert checkpoint.backbone_defaults["lambda_irm"] == "pretrained backbones"
+    larev = checkpoint.method_settings(LarevSettings)
+    assert (larev.lambda_irm, larev.lambda_probe, larev.groups_per_batch) == (5.0, 5e-4, 1)
+    assert checkpoint.model.backbone_defaults["lambda_irm"] == "pretrained backbones"
 
 
 def test_one_record_rule_for_loaders_bundle_inputs_and_judged_files(tmp_path: Path) -> None:
@@ -121,3 +130,87 @@ def test_the_report_says_which_values_the_backbone_decided() -> None:
     assert "preset minilm2minilm: " in line and "`--lambda-irm 0.1`" in line and "`--phi-la-init phi`" in line
     assert "--learning-rate" not in line  # given by the user
     assert backbone_defaults_lines({}) == []
+
+
+# --------------------------------------------------------------------------- defaults shared by several dataclasses
+#: A settings dataclass: the run's sections, a method's or command's settings, a library config.
+SETTINGS_SUFFIXES = ("Settings", "Config", "Arguments", "Section")
+#: Fields with different names that hold the same knob: (class, field) → the knob (the run's flag name).
+SAME_KNOB = {("IGSettings", "n_steps"): "ig_steps", ("IGSettings", "top_k"): "ig_top_k",
+             ("DetectorSettings", "threshold"): "rora_threshold", ("DetectorSettings", "top_k"): "rora_top_k"}
+#: Knobs that each experiment sizes on its own and that agree today by choice, not by definition: FRAME's and
+#: VARIF's data set, backbone and test-set size (their training sets differ: 2000 / 5000 examples).
+INDEPENDENT = {"dataset", "backbone", "max_eval_examples"}
+
+
+def _literal_defaults() -> list[tuple[str, str, object]]:
+    """``(where, knob, value)`` of every settings dataclass field in ``larev_hf`` whose default is written as a
+    literal (a number, a string, ``True``), read from the source: a default that names a constant is not one."""
+    out = []
+    for path in sorted((ROOT / "larev_hf").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ClassDef) and node.name.endswith(SETTINGS_SUFFIXES)):
+                continue
+            for statement in node.body:
+                if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+                        and statement.value is not None):
+                    continue
+                default = statement.value
+                if isinstance(default, ast.Call):  # help_field(default, help) / field(default=...)
+                    keywords = {k.arg: k.value for k in default.keywords}
+                    default = keywords.get("default", default.args[0] if default.args else None)
+                if isinstance(default, ast.Constant) and default.value not in (None, 0, False, ""):
+                    name = statement.target.id
+                    out.append((f"{path.relative_to(ROOT)}:{node.name}.{name}",
+                                SAME_KNOB.get((node.name, name), name), default.value))
+    return out
+
+
+def test_a_default_that_several_dataclasses_carry_is_declared_once() -> None:
+    # a knob's literal default is written in one dataclass at most; the others name its constant (larev_hf.defaults,
+    # KIND_DEFAULTS, PENALTY_WARMUP_RATIO)
+    literals = _literal_defaults()
+    assert len(literals) > 50  # the scan sees the settings dataclasses
+    by_knob: dict[tuple[str, object], list[str]] = {}
+    for where, knob, value in literals:
+        by_knob.setdefault((knob, value), []).append(where)
+    repeated = {knob: places for (knob, _), places in by_knob.items() if len(places) > 1 and knob not in INDEPENDENT}
+    assert repeated == {}
+
+
+def test_a_flag_and_the_library_setting_it_feeds_share_one_default() -> None:
+    from larev_hf import defaults
+    from larev_hf.leakage import IGSettings
+    from larev_hf.methods.rora import RoraRunSettings
+    from larev_hf.rora import DetectorSettings
+    from larev_hf.training import IRMProbeConfig, TrainSettings
+    from larev_hf.varif.lcig import MaskSettings
+    from larev_hf.varif.settings import VarifSettings
+
+    def default(cls: type, name: str):
+        return _default(next(f for f in dataclasses.fields(cls) if f.name == name))
+
+    same = [((IGSettings, "n_steps"), (LarevSettings, "ig_steps"), (DetectorSettings, "ig_steps"),
+             (MaskSettings, "ig_steps"), (VarifSettings, "ig_steps")),
+            ((IGSettings, "top_k"), (LarevSettings, "ig_top_k")),
+            ((IGSettings, "stop_word_guard"), (LarevSettings, "stop_word_guard")),
+            ((IRMProbeConfig, "probe_every_n_steps"), (LarevSettings, "probe_every_n_steps")),
+            ((DetectorSettings, "threshold"), (RoraRunSettings, "rora_threshold")),
+            ((DetectorSettings, "top_k"), (RoraRunSettings, "rora_top_k")),
+            *(((MaskSettings, name), (VarifSettings, name)) for name in ("mask_share", "max_masked", "ig_labels"))]
+    for group in same:
+        assert len({default(cls, name) for cls, name in group}) == 1, group
+    assert defaults.IG_STEPS == default(IGSettings, "n_steps")
+    random_init = KIND_DEFAULTS["random_init"]
+    for name in ("learning_rate", "num_train_epochs", "batch_size"):
+        assert default(TrainSettings, name) == random_init[name]
+    assert default(IRMProbeConfig, "lambda_irm") == random_init["lambda_irm"]
+
+
+def test_every_flag_in_the_examples_has_one_spelling() -> None:
+    # `--lambda_irm` and `--lambda-irm` both parse (HfArgumentParser), so the examples must pick one
+    spellings: dict[str, set[str]] = {}
+    for path in (ROOT / "examples").rglob("*.py"):
+        for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9_-]*", path.read_text()):
+            spellings.setdefault(flag.replace("_", "-"), set()).add(flag)
+    assert spellings and {flag: s for flag, s in spellings.items() if len(s) > 1} == {}

@@ -220,12 +220,15 @@ def test_errors_name_the_users_own_column_and_the_json_position(tmp_path: Path) 
                       column_mapping={"question": "q", "label": "answer", "rationale": "why"})
 
 
-def test_the_console_shows_stages_not_trainer_dicts(tmp_path: Path, capsys, caplog) -> None:
+def test_the_console_shows_stages_not_trainer_dicts(tmp_path: Path, capsys, caplog, monkeypatch) -> None:
     run_dir = tmp_path / "run"
+    argv = ["run", "--method", "rev", "--dataset", "synthetic", "--max-train-examples", "32", "--max-eval-examples",
+            "8", "--num-train-epochs", "1", "--n-boot", "10", "--output-dir"]
+    assert main([*argv, str(tmp_path / "logged")]) == 0
+    assert "\r" not in capsys.readouterr().err  # not a terminal: no progress bars, whose carriage returns fill logs
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # a terminal: the bars are drawn
     with caplog.at_level("INFO"):
-        assert main(["run", "--method", "rev", "--dataset", "synthetic", "--max-train-examples", "32",
-                     "--max-eval-examples", "8", "--num-train-epochs", "1", "--n-boot", "10",
-                     "--output-dir", str(run_dir)]) == 0
+        assert main([*argv, str(run_dir)]) == 0
     console = capsys.readouterr()
     assert "'loss'" not in console.out + console.err and "train_runtime" not in console.out + console.err
     assert "phi_base train" in console.err  # the Trainer's bar is named after the model

@@ -1,19 +1,5 @@
 """Data layer: one schema, loaders for rationale data sets, a synthetic task, baselines and variants."""
 
-from larev_hf.data.baselines import (
-    NLI_VERBALIZERS,
-    BaselineBuilder,
-    HFBaselineBuilder,
-    TemplateBaselineBuilder,
-    add_baselines,
-    baseline_builder_from_config,
-    instance_key,
-    label_verbalization,
-    make_baseline_builder,
-    nli_baseline,
-    qa_baseline,
-    yesno_baseline,
-)
 from larev_hf.data.formats import (
     EXPLANATION_COLUMNS,
     infer_dataset_kind,
@@ -47,6 +33,20 @@ from larev_hf.data.synthetic import (
     load_synthetic,
     make_synthetic_split,
     synthetic_ground_truth,
+)
+from larev_hf.data.vacuous import (
+    NLI_VERBALIZERS,
+    BaselineBuilder,
+    HFBaselineBuilder,
+    TemplateBaselineBuilder,
+    add_baselines,
+    baseline_builder_from_config,
+    instance_key,
+    label_verbalization,
+    make_baseline_builder,
+    nli_baseline,
+    qa_baseline,
+    yesno_baseline,
 )
 from larev_hf.data.variants import LEAKY_TEMPLATE, VARIANTS, add_variants, build_variants
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from larev_hf.io import DataError, where
+from larev_hf.modeling.input_formats import task_text
 from larev_hf.modeling.scoring import choice_scores
-from larev_hf.modeling.templates import task_text
 
 #: The encoder text of a reader of x ⊕ r: the task input, then the rationale (RoRA's eq. 7 layout).
 RATIONALE_SEPARATOR = " rationale: "

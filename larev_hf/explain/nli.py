@@ -150,14 +150,18 @@ def _is_finished(output_dir: Path) -> bool:
     return (output_dir / "config.json").is_file() and (output_dir / METRICS_FILE).is_file()
 
 
+#: How the offline judge is fine-tuned by default (``train_nli_judge`` and ``larev-hf nli-train`` alike).
+NLI_EPOCHS, NLI_LEARNING_RATE, NLI_BATCH_SIZE = 2.0, 5e-5, 32
+
+
 def train_nli_judge(
     train_records: Sequence[Mapping[str, Any]],
     output_dir: str | os.PathLike,
     *,
     eval_records: Sequence[Mapping[str, Any]] | None = None,
-    epochs: float = 2.0,
-    learning_rate: float = 5e-5,
-    batch_size: int = 32,
+    epochs: float = NLI_EPOCHS,
+    learning_rate: float = NLI_LEARNING_RATE,
+    batch_size: int = NLI_BATCH_SIZE,
     max_length: int = 128,
     seed: int = 0,
     progress: bool = True,
@@ -258,9 +262,9 @@ class NliTrainArguments:
     max_train_examples: int | None = help_field(None, "first N train examples (default all)")
     max_eval_examples: int | None = help_field(
         None, "first N test examples to report accuracy on (default all; 0: no evaluation)")
-    epochs: float = help_field(2.0, "training epochs")
-    learning_rate: float = help_field(5e-5, "AdamW learning rate")
-    batch_size: int = help_field(32, "training batch size")
+    epochs: float = help_field(NLI_EPOCHS, "training epochs")
+    learning_rate: float = help_field(NLI_LEARNING_RATE, "AdamW learning rate")
+    batch_size: int = help_field(NLI_BATCH_SIZE, "training batch size")
     seed: int = help_field(0, "seed of the head's init and the data order")
 
 

@@ -1,6 +1,6 @@
 """The self-rationalizing task model F of FRAME (§2.2) and VARIF's self-rationalizer generator (§6).
 
-F reads the task input x (:func:`~larev_hf.modeling.templates.task_text`) and writes its prediction and its
+F reads the task input x (:func:`~larev_hf.modeling.input_formats.task_text`) and writes its prediction and its
 rationale in one sequence, ``"ŷ explanation: r̂"``, as FRAME's T5 does ("[ŷ, r̂]"). It is trained on the gold
 labels and gold rationales of a split with the library's seq2seq trainer and predicts by greedy decoding. A
 generated label that is none of the example's choices (rare once trained) is mapped to the most similar choice,
@@ -19,8 +19,8 @@ from typing import Any
 
 from larev_hf.modeling import build_model, build_tokenizer, load_evaluator
 from larev_hf.modeling.generation import generate_texts
+from larev_hf.modeling.input_formats import task_text
 from larev_hf.modeling.scoring import drop_end_of_sequence, predict_choices
-from larev_hf.modeling.templates import task_text
 from larev_hf.training import TrainSettings, train_seq2seq
 
 #: Between the label and the rationale in F's output.

@@ -275,7 +275,7 @@ def library_report(run: Any, seeds: Sequence[int]) -> dict[str, Any]:
         write_json(run.dir / "results" / f"library_seed{seed}.json", per_seed[seed])
     report = aggregate_library(per_seed, titles, units, s.axioms)
     report["run"] = str(run.library_run().dir)
-    report["backbone"] = run.library_run().config.backbone
+    report["backbone"] = run.library_run().config.model.backbone
     return report
 
 

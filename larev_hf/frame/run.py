@@ -166,8 +166,8 @@ class FrameRun(DatasetRunDirectory):
             if self.settings.library_methods:
                 raise ValueError("--library-methods needs --library-run (a trained `larev-hf run` directory)")
             return []
-        if run.config.dataset != self.settings.dataset:
-            raise ValueError(f"--library-run: {run.dir} is a {run.config.dataset!r} run; expected {self.settings.dataset!r}")
+        if run.config.data.dataset != self.settings.dataset:
+            raise ValueError(f"--library-run: {run.dir} is a {run.config.data.dataset!r} run; expected {self.settings.dataset!r}")
         names = list(self.settings.library_methods) or [m for m in run.config.methods if not run.unfinished_stages(m)]
         for name in names:
             get_method(name)  # an unknown name raises, listing the known ones
@@ -184,7 +184,7 @@ class FrameRun(DatasetRunDirectory):
         run = self.library_run()
         if run is None:
             return []
-        return [(name if view is run else f"{name}@seed{view.config.seed}", name, view)
+        return [(name if view is run else f"{name}@seed{view.config.training.seed}", name, view)
                 for name in self.library_methods() for view in run.scoring_views(name)]
 
     # ------------------------------------------------------------------ paths

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from larev_hf.defaults import N_BOOT
 from larev_hf.methods.settings import comma_list, help_field, seed_values
 
 #: FRAME's four RLC metrics (§3.3), in table order.
@@ -59,7 +60,7 @@ class FrameSettings:
     scv_denominator: str = help_field(
         "abs", "SCV of axiom 3: 'abs' σ/|μ| where μ(Φ(ŷ)) < 0 (F-GOLD's always is; the paper prints positive SCVs for "
         "it), 'signed' σ/μ, undefined for μ ≤ 0", choices=("abs", "signed"), report_only=True)
-    n_boot: int = help_field(1000, "bootstrap replicates of the 95%% intervals of Φ(ŷ)", report_only=True)
+    n_boot: int = help_field(N_BOOT, "bootstrap replicates of the 95%% intervals of Φ(ŷ)", report_only=True)
 
     def share_values(self, name: str) -> list[float]:
         """``train_shares`` or ``noise_shares`` as numbers (a malformed entry raises naming the flag)."""

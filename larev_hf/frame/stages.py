@@ -20,7 +20,7 @@ from larev_hf.frame.simulators import SimulatorPair, generate_labels
 from larev_hf.frame.variants import BASE, Variant, train_subset
 from larev_hf.io import write_json, write_jsonl
 from larev_hf.meta.family_registry import example_rng
-from larev_hf.modeling.templates import task_text
+from larev_hf.modeling.input_formats import task_text
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def score_library(run: Any, seed: int) -> None:
     from larev_hf.pipeline import baseline_builder_from_spec
 
     library, columns = run.library_run(), run.library_columns()
-    builder = baseline_builder_from_spec(library.config.baseline_builder, library.config.seed)
+    builder = baseline_builder_from_spec(library.config.data.baseline_builder, library.config.training.seed)
     test, run_records = run.records("test"), library.split_records("test")
     ids = [r["id"] for r in test]
     variants, _ = run.plan()
@@ -134,7 +134,7 @@ def score_library(run: Any, seed: int) -> None:
     # view loads its own models), so a seed's models load once and its methods share one pass's common terms.
     by_seed: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
     for column, method, view in columns:
-        by_seed.setdefault(view.config.seed, (view, []))[1].append((column, method))
+        by_seed.setdefault(view.config.training.seed, (view, []))[1].append((column, method))
     for variant in variants:
         targets = [p["label"] for p in run.task_predictions(variant.name, seed)]
         records = library_records(run_records, ids, targets, builder)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from larev_hf.data.baselines import TemplateBaselineBuilder
+from larev_hf.data.vacuous import TemplateBaselineBuilder
 from larev_hf.hub.config import REPORT_NAME, TOKENIZER_DIR, BundleConfig
 from larev_hf.hub.files import checksums, task_and_label_set
 from larev_hf.hub.trust import assess, chance_level, label_offsets
@@ -41,7 +41,7 @@ def parts_from_run(run_dir: str | os.PathLike, method: str) -> BundleParts:
     run = Run.load(run_dir, progress=False)
     cfg = run.config
     if method not in cfg.methods:
-        raise ValueError(f"{run_dir} was trained with --method {cfg.method}, which has no {spec.title} evaluator; "
+        raise ValueError(f"{run_dir} was trained with --method {cfg.run.method}, which has no {spec.title} evaluator; "
                          f"train one with `larev-hf run --method {method}` (or --method all)")
     unfinished = [stage.name for stage in spec.stages(cfg) if not run.is_done(stage.name)]
     missing = [model for model in spec.roles.values() if model in unfinished or not run.path("models", model).is_dir()]
@@ -56,23 +56,24 @@ def parts_from_run(run_dir: str | os.PathLike, method: str) -> BundleParts:
                                 "(rerun the same `larev-hf run` command to resume it)")
     builder_path = run.path("data", "baseline_builder.json")
     builder = read_json(builder_path) if builder_path.is_file() else \
-        baseline_builder_from_spec(cfg.baseline_builder, cfg.seed).to_config()
+        baseline_builder_from_spec(cfg.data.baseline_builder, cfg.training.seed).to_config()
     task, label_set = task_and_label_set(run.path("data", "train.jsonl"))
     views = run.seed_views()  # a multi-seed run: an ensemble bundle, each further seed's models in seed-<k>/
-    seed_models = {str(v.config.seed): {role: f"seed-{v.config.seed}/{name}" for role, name in spec.roles.items()}
-                   for v in views[1:]}
+    seed_models = {str(v.config.training.seed): {role: f"seed-{v.config.training.seed}/{name}"
+                                                 for role, name in spec.roles.items()} for v in views[1:]}
     sources = {name: views[0].path("models", name) for name in spec.roles.values()} | {
-        f"seed-{v.config.seed}/{name}": v.path("models", name) for v in views[1:] for name in spec.roles.values()} | {
+        f"seed-{v.config.training.seed}/{name}": v.path("models", name)
+        for v in views[1:] for name in spec.roles.values()} | {
         TOKENIZER_DIR: run.path(*spec.bundle_tokenizer(cfg))}
     if missing := [str(path) for path in sources.values() if not path.is_dir()]:
         raise FileNotFoundError(f"{run_dir}: {missing[0]} has not finished training; finish the run with the "
                                 "same `larev-hf run` command")
     config = BundleConfig(
-        method=method, task=task, label_set=label_set, reduction=cfg.reduction,
+        method=method, task=task, label_set=label_set, reduction=cfg.model.reduction,
         input_format=spec.bundle_input_format(cfg),
-        baseline_builder=builder, models=dict(spec.roles), dataset=cfg.dataset,
+        baseline_builder=builder, models=dict(spec.roles), dataset=cfg.data.dataset,
         training=read_json(run.path("run_config.json")), files_sha256=checksums(sources),
-        seeds=[v.config.seed for v in views] if seed_models else None, seed_models=seed_models or None,
+        seeds=[v.config.training.seed for v in views] if seed_models else None, seed_models=seed_models or None,
         trust=assess(report, method, spec.roles.get("rationale", ""), chance_level(
             [record["choices"] for _, record in read_jsonl(run.path("data", "test.jsonl"))])).to_dict(),
         label_offsets=label_offsets([view.path("scores", "test_scores.jsonl") for view in views], method)

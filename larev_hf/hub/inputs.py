@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from larev_hf.data.baselines import instance_key
 from larev_hf.data.schema import NLI_LABELS, TASKS, YESNO_LABELS, validate_example
+from larev_hf.data.vacuous import instance_key
 from larev_hf.io import DataError
 
 Locate = Callable[[str, int, "str | None"], str]
@@ -32,7 +32,7 @@ def _optional_text(value: Any) -> bool:
 
 def check_instances(records: Sequence[Mapping[str, Any]], name: Callable[[int], str]) -> None:
     """One id rule for every way in: row ids are unique, and the rows that share an ``instance_id`` share the
-    instance's input (:func:`~larev_hf.data.baselines.instance_key`). ``name(i)`` says where row ``i`` came from.
+    instance's input (:func:`~larev_hf.data.vacuous.instance_key`). ``name(i)`` says where row ``i`` came from.
 
     Raises:
         DataError: naming both rows, the id and what was expected.

@@ -22,6 +22,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from larev_hf.defaults import IG_STEPS, IG_TOP_K, STOP_WORD_GUARD
 from larev_hf.modeling.scoring import pad_rows
 
 STOP_WORDS = frozenset(
@@ -53,12 +54,12 @@ class LeakageTerm:
 class IGSettings:
     """Integrated Gradients options: steps, batching, how many words form t_leak, the stop-word guard."""
 
-    n_steps: int = 20
+    n_steps: int = IG_STEPS
     batch_size: int = 16
     internal_batch_size: int | None = None
-    top_k: int = 1
+    top_k: int = IG_TOP_K
     min_score: float | None = None
-    stop_word_guard: bool = True
+    stop_word_guard: bool = STOP_WORD_GUARD
 
 
 def word_spans(tokenizer: PreTrainedTokenizerBase, text: str) -> tuple[list[int | None], list[tuple[int, int]]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Protocol
 
-from larev_hf.data.baselines import label_verbalization as gold_verbalization
+from larev_hf.data.vacuous import label_verbalization as gold_verbalization
 from larev_hf.modeling.backbones import resolve_device
 
 ANTONYMS = {

@@ -47,7 +47,9 @@ def meta_evaluate_bundles(bundles: Mapping[str, Any], records: Sequence[Mapping[
     for key, bundle in bundles.items():
         if not isinstance(bundle, EvaluatorBundle):
             bundle = EvaluatorBundle.from_pretrained(bundle)
-        result = bundle.score([r["rationale"] for r in rows], [r["label"] for r in rows], rows,
+        # a suite row is one family's rationale of an instance: unique per (id, family), the instance its id
+        inputs = [{**r, "id": f"{r['id']}/{r['family']}", "instance_id": r["id"]} for r in rows]
+        result = bundle.score([r["rationale"] for r in rows], [r["label"] for r in rows], inputs,
                               batch_size=batch_size, progress=progress)
         scored = scored_rows(rows, result.scores)
         write_jsonl(output_dir / "scores" / f"{key}.jsonl", scored)

@@ -78,7 +78,7 @@ class MetaDirectory:
 
     def score_path(self, name: str, view: Run) -> Path:
         """``scores/<method>.jsonl`` (the run's ``--seed``) or ``scores/seed-<k>/<method>.jsonl`` (another seed)."""
-        seed = [] if view is self.run else [f"seed-{view.config.seed}"]
+        seed = [] if view is self.run else [f"seed-{view.config.training.seed}"]
         return self.path.joinpath("scores", *seed, f"{name}.jsonl")
 
     def scores(self, name: str, view: Run | None = None) -> list[dict[str, Any]]:
@@ -106,7 +106,7 @@ class MetaEvaluation:
         self.dir = Path(output_dir) if output_dir is not None else run.path("meta")
         self.files = MetaDirectory(self.dir, run)
         self.runner = StageRunner(self.dir)
-        self.seed = self.settings.seed if self.settings.seed is not None else run.config.seed
+        self.seed = self.settings.seed if self.settings.seed is not None else run.config.training.seed
         #: per scoring pass, the terms methods share (log p_Φbase(y | b), the simulator's correctness, ...): methods
         #: scored in one process reuse them, as the methods of one ``score`` stage do.
         self._shared: dict[str, dict[str, Any]] = {}
@@ -150,7 +150,7 @@ class MetaEvaluation:
             load_user_family(path, name, records=records)
         if self.settings.drift_model:
             register_family("drift_model", drift_family(hf_negation_editor(self.settings.drift_model)), overwrite=True)
-        builder = baseline_builder_from_spec(self.run.config.baseline_builder, self.seed)
+        builder = baseline_builder_from_spec(self.run.config.data.baseline_builder, self.seed)
         rows, skipped = build_suite_with_skips(records, self.families, seed=self.seed, baseline_builder=builder)
         write_jsonl(self.dir / "suite.jsonl", rows)
         write_json(self.dir / "suite_skips.json", skipped)
@@ -231,12 +231,12 @@ class MetaEvaluation:
             methods["calibrated"] = calibrated_summary(Calibration.load(self.settings.calibration), self.files, labels,
                                                        self.settings.n_boot, self.seed)
         markers = self.runner.markers()
-        report = assemble_report(self.run.config.dataset, self.settings.split, self.files.suite(),
+        report = assemble_report(self.run.config.data.dataset, self.settings.split, self.files.suite(),
                                  self.files.skips(), methods,
                                  {**asdict(self.settings), "seed": self.seed},
                                  {stage: content["seconds"] for stage, content in markers.items()}, self.families)
         if len(self.run.seed_views()) > 1:
-            report["seeds"] = {name: seed_aucs(name, {view.config.seed: self.files.scores(name, view)
+            report["seeds"] = {name: seed_aucs(name, {view.config.training.seed: self.files.scores(name, view)
                                                       for view, _ in self.scored(name)}, self.settings.n_boot, self.seed)
                 for name in self.methods() if len(self.scored(name)) > 1}
         write_meta_report(report, self.dir)

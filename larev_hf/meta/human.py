@@ -115,8 +115,8 @@ class HumanEvaluation:
             keep = np.array([halves[r["instance"]] == self.settings.half for r in records])
         kept = [r for r, k in zip(records, keep, strict=True) if k]
         report: dict[str, Any] = {
-            "judgments": str(self.settings.judgments), "dataset": self.run.config.dataset, "task": self.judged.task(),
-            "run_dir": str(self.run.dir), "backbone": self.run.config.backbone, "half": self.settings.half,
+            "judgments": str(self.settings.judgments), "dataset": self.run.config.data.dataset, "task": self.judged.task(),
+            "run_dir": str(self.run.dir), "backbone": self.run.config.model.backbone, "half": self.settings.half,
             "n_empty_rationales": sum(not r["rationale"] for r in kept),
             "metrics": {name: {"title": titles[name], "kind": kinds[name]} for name in columns},
             "human": {}, "settings": {**asdict(self.settings)},
@@ -125,7 +125,7 @@ class HumanEvaluation:
         for human in self.settings.human_columns:
             table = agreement_table({name: values[keep] for name, values in columns.items()},
                                     np.array([r["numbers"][human] for r in kept]), [r["instance"] for r in kept],
-                                    n_boot=self.settings.n_boot, seed=self.run.config.seed)
+                                    n_boot=self.settings.n_boot, seed=self.run.config.training.seed)
             learned = [name for name in columns if kinds[name] == "metric"]
             report["human"][human] = {
                 **{k: v for k, v in table.items() if k != "replicates"},
@@ -138,7 +138,7 @@ class HumanEvaluation:
                 report["human"][human]["generators"] = generator_figures(
                     {name: values[keep] for name, values in columns.items()},
                     np.array([r["numbers"][human] for r in kept]), sources, [r["instance"] for r in kept],
-                    n_boot=self.settings.n_boot, seed=self.run.config.seed)
+                    n_boot=self.settings.n_boot, seed=self.run.config.training.seed)
         write_human_report(report, self.dir, columns={n: v[keep] for n, v in columns.items()},
                            human={h: np.array([r["numbers"][h] for r in kept]) for h in self.settings.human_columns})
         return report

@@ -25,7 +25,7 @@ from larev_hf.meta.human_scoring import JudgedScores
 from larev_hf.meta.robust_calibration import AttackScores, robust_calibration, robustness_shortfalls
 from larev_hf.meta.settings import MetaSettings
 from larev_hf.methods import get_method, method_names
-from larev_hf.methods.baselines import text_models
+from larev_hf.methods.heuristics import text_models
 from larev_hf.scores.calibration import fit_calibration
 
 
@@ -84,12 +84,12 @@ class HumanCalibration:
         judged = np.array([r["numbers"][human] for r in records])[select]
         instances = [r["instance"] for r, keep in zip(records, select, strict=True) if keep]
         fits = {"calibrated_agreement": fit_calibration(fit_columns, judged, instances, features,
-                                                        seed=self.run.config.seed)}
+                                                        seed=self.run.config.training.seed)}
         section: dict[str, Any] = {"features": features, "fit": self.settings.calibration_fit}
         if attacks is not None:
             method = self.anchor()
             calibration, out_of_fold, table = robust_calibration(fit_columns, judged, instances, features, method,
-                                                                 attacks["validation"], seed=self.run.config.seed,
+                                                                 attacks["validation"], seed=self.run.config.training.seed,
                                                                  fit_attacks=attacks.get("train"))
             fits = {"calibrated": (calibration, out_of_fold), **fits}
             test = attacks["test"]

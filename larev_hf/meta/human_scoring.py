@@ -70,7 +70,7 @@ class JudgedScores:
         """Read the file and give every explanation its instance's baseline b (built once per instance, from the
         instance id, so the run's per-example frame choice is the same for all of an instance's explanations)."""
         records = self.read_file()
-        builder = baseline_builder_from_spec(self.run.config.baseline_builder, self.run.config.seed)
+        builder = baseline_builder_from_spec(self.run.config.data.baseline_builder, self.run.config.training.seed)
         firsts = {record["instance"]: record for record in reversed(records)}
         instances = list(dict.fromkeys(record["instance"] for record in records))
         examples = [{**firsts[i], "id": i, "rationale": ""} for i in instances]
@@ -91,7 +91,7 @@ class JudgedScores:
         evaluator seed's view): a single pass, every explanation a record with its own label."""
         records = self.records()
         run = run or self.run
-        if self.settings.reduction and self.settings.reduction != run.config.reduction:
+        if self.settings.reduction and self.settings.reduction != run.config.model.reduction:
             run = copy.copy(run)  # the same models, scored with another label-token reduction
             run.config = run.config.replace(reduction=self.settings.reduction)
         scores = get_method(name).pointwise(run, records, {"judged": [r["rationale"] for r in records]}, {})
@@ -102,7 +102,7 @@ class JudgedScores:
         """``(view, stage, scores file)`` per evaluator seed scoring ``name`` (one for a model-free baseline)."""
         views = self.run.scoring_views(name)
         return [(view, view.stage_name(f"score-{name}"), self.dir.joinpath(
-            "scores", *([] if view is views[0] else [f"seed-{view.config.seed}"]), f"{name}.jsonl")) for view in views]
+            "scores", *([] if view is views[0] else [f"seed-{view.config.training.seed}"]), f"{name}.jsonl")) for view in views]
 
     def stages(self) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = [("judged", self.stage_judged)]
@@ -135,7 +135,7 @@ class JudgedScores:
             for k, (view, _, path) in enumerate(self.scored(name)):
                 by_id = {row["id"]: row["score"] for _, row in read_jsonl(path)}
                 seeds.append(np.array([by_id[r["id"]] for r in records]))
-                out[name if k == 0 else f"{name}@seed{view.config.seed}"] = seeds[-1]
+                out[name if k == 0 else f"{name}@seed{view.config.training.seed}"] = seeds[-1]
             if len(seeds) > 1:
                 out[f"{name}@ensemble"] = np.mean(seeds, axis=0)
         for column, sign in self.baseline_columns.items():

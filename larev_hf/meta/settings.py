@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from larev_hf.defaults import N_BOOT
 from larev_hf.methods.settings import comma_list, help_field
 
 #: Family name → VARIF §4 letter.
@@ -39,7 +40,7 @@ class MetaSettings:
     split: str = help_field("test", "the run's split the suite is built from", choices=META_SPLITS)
     seed: int | None = help_field(None, "seed of the suite's template draws (default: the run's seed)")
     max_examples: int | None = help_field(None, "only the split's first N examples")
-    n_boot: int = help_field(1000, "bootstrap replicates of each AUC interval", report_only=True)
+    n_boot: int = help_field(N_BOOT, "bootstrap replicates of each AUC interval", report_only=True)
     calibration: str | None = help_field(
         None, "also score a calibrated score (calibration.json of `larev-hf human --calibrate`) like any metric: it "
         "reads the scores of its features, which are scored too", report_only=True)
@@ -105,5 +106,5 @@ class HumanSettings:
     reduction: str | None = help_field(
         None, "log p(y | ·) as the summed (sum) or REV's mean (mean) label-token log-prob when scoring (default: the "
         "run's; the evaluators are not retrained)", choices=("sum", "mean"))
-    n_boot: int = help_field(1000, "bootstrap replicates (resampling instances) of the 95%% intervals",
+    n_boot: int = help_field(N_BOOT, "bootstrap replicates (resampling instances) of the 95%% intervals",
                              report_only=True)

@@ -1,7 +1,7 @@
 """Rationale metrics, one module each, and the registry everything above reads.
 
 ``rev`` (REV), ``larev`` (LAREV), ``larev_grounded`` (LAREV-G, our extension), ``rora`` (RoRA), ``simulatability``
-(LAS, RQ), and the metric baselines of VARIF §5 (``baselines``: ROUGE-L, length, grounding, copied span,
+(LAS, RQ), and the metric baselines of VARIF §5 (``heuristics``: ROUGE-L, length, grounding, copied span,
 rationale-only accuracy; ``explanation_lm``: the explanation likelihood, our extension). Each module declares its
 method's spec (name, title, formula, citation, model roles), settings dataclass, stages, ``score`` and bundle
 scorer; importing this package registers them in canonical order. A new metric is one module with a :class:`Method` subclass and one
@@ -9,8 +9,8 @@ scorer; importing this package registers them in canonical order. A new metric i
 """
 
 from larev_hf.methods.base import BundleScorer, Method, MethodResult, RunContext, Stage
-from larev_hf.methods.baselines import CopiedSpan, Grounding, Length, RationaleOnly, RougeL
 from larev_hf.methods.explanation_lm import ExplanationLM
+from larev_hf.methods.heuristics import CopiedSpan, Grounding, Length, RationaleOnly, RougeL
 from larev_hf.methods.larev import LAREV
 from larev_hf.methods.larev_grounded import GroundedLAREV
 from larev_hf.methods.registry import (

@@ -14,19 +14,23 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
 from larev_hf.citations import bibtex
 from larev_hf.scores.simulatability import correctness
 
+if TYPE_CHECKING:  # for the hints only: the run's configuration composes the methods' settings, one layer up
+    from larev_hf.config import RunConfig
+
 
 class RunContext(Protocol):
     """What a method's stages and scoring may use of a run (implemented by :class:`larev_hf.pipeline.Run`)."""
 
-    #: the run's settings (:class:`larev_hf.config.RunConfig`): every concern's and every method's fields by name.
-    config: Any
+    #: the run's settings: the core sections (``config.data``, ``config.training``, ...) and each method's own
+    #: (``config.method_settings(LarevSettings)``).
+    config: RunConfig
     progress: bool
 
     def path(self, *parts: str) -> Path: ...
@@ -115,7 +119,7 @@ class Method:
     #: (LAREV-G) does not.
     in_all: ClassVar[bool] = True
 
-    def stages(self, config: Any) -> list[Stage]:
+    def stages(self, config: RunConfig) -> list[Stage]:
         """The stages this method needs under ``config``, in order (shared ones included)."""
         raise NotImplementedError
 
@@ -134,7 +138,7 @@ class Method:
         what the meta-evaluation (:mod:`larev_hf.meta`) ranks. ``records[i]["label"]`` is the label scored."""
         raise NotImplementedError(f"{self.title} has no pointwise score")
 
-    def validate(self, config: Any) -> None:
+    def validate(self, config: RunConfig) -> None:
         """Refuse settings that cannot work together (raise ``ValueError`` naming the flag)."""
 
     def bundle_scorer(self, models: Mapping[str, Any], tokenizer: Any, config: Any, batch_size: int) -> BundleScorer:
@@ -142,13 +146,13 @@ class Method:
         :class:`~larev_hf.hub.BundleConfig` (``input_format``, ``reduction``, ``task``, ``label_set``)."""
         raise NotImplementedError(f"{self.title} has no bundle scorer")
 
-    def bundle_tokenizer(self, config: Any) -> tuple[str, ...]:
+    def bundle_tokenizer(self, config: RunConfig) -> tuple[str, ...]:
         """Where, inside a run directory with settings ``config``, the tokenizer a bundle ships lives."""
         return ("tokenizer",)
 
-    def bundle_input_format(self, config: Any) -> str:
+    def bundle_input_format(self, config: RunConfig) -> str:
         """The input format a bundle records (REV/LAREV: the run's; RoRA: ``"rora"``)."""
-        return self.name if self.reads_input else config.input_format
+        return self.name if self.reads_input else config.model.input_format
 
     @property
     def exportable(self) -> bool:

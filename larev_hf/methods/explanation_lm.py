@@ -26,12 +26,15 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from larev_hf.methods.baselines import HeuristicBaseline, input_text
+from larev_hf.methods.heuristics import HeuristicBaseline, input_text
 from larev_hf.methods.settings import help_field
+
+if TYPE_CHECKING:
+    from larev_hf.config import RunConfig
 
 #: Weight of a uniform distribution over the vocabulary (nltk's, with its ``<UNK>``) inside ``p_LM``, so that a word
 #: the training explanations never used has a finite log-probability (Witten-Bell's unigram level gives it 0).
@@ -52,7 +55,7 @@ class ExplanationLMSettings:
         "blind to which input the rationale explains; chosen on the select half of the SNLI acceptability file)",
         report_only=True)
 
-    def validate(self, config: Any) -> None:
+    def validate(self, config: RunConfig | None) -> None:
         if self.explanation_lm_order < 1:
             raise ValueError(f"--explanation-lm-order {self.explanation_lm_order}: expected an integer ≥ 1")
         if not 0.0 <= self.explanation_lm_copy < 1.0:
@@ -124,9 +127,8 @@ class ExplanationLM(HeuristicBaseline):
         if context is None:
             raise ValueError("explanation_lm reads a run's training explanations: score it in a run (`larev-hf meta "
                              "--run-dir`, `larev-hf human`) or through a calibration that carries them")
-        config = context.config
-        return {"order": getattr(config, "explanation_lm_order", ExplanationLMSettings.explanation_lm_order),
-                "copy": getattr(config, "explanation_lm_copy", ExplanationLMSettings.explanation_lm_copy),
+        settings = context.config.method_settings(ExplanationLMSettings)
+        return {"order": settings.explanation_lm_order, "copy": settings.explanation_lm_copy,
                 "explanations": [record.get("rationale_gold", record["rationale"])
                                  for record in context.split_records("train")]}
 

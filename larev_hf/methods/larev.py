@@ -10,17 +10,22 @@ models of table 5.6.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from larev_hf.defaults import IG_STEPS, IG_TOP_K, PROBE_EVERY_N_STEPS, STOP_WORD_GUARD
 from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods.base import MethodResult, RunContext, Stage
 from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, cvi_variant_scores
 from larev_hf.methods.settings import help_field
-from larev_hf.modeling.templates import get_input_format
+from larev_hf.modeling.input_formats import get_input_format
 from larev_hf.scores import summarize_variants
 from larev_hf.training.settings import PENALTY_WARMUP_RATIO
+
+if TYPE_CHECKING:
+    from larev_hf.config import RunConfig
 
 #: Ablations of the LAREV objective (thesis table 5.6): model name → which penalties are switched off.
 ABLATIONS = {
@@ -54,10 +59,11 @@ class LarevSettings:
     probe_max_loss: float | None = help_field(
         None, "clamp the subtracted probe loss at this value", stages=PHI_LA_STAGES)
     probe_every_n_steps: int = help_field(
-        1, "probe term on every n-th step only, weighted n·λ_probe (cheaper; 1 = the thesis)", stages=PHI_LA_STAGES)
-    ig_steps: int = help_field(20, "Integrated Gradients steps")
-    ig_top_k: int = help_field(1, "words per leakage term")
-    stop_word_guard: bool = help_field(True, "let IG pick stop words as t_leak", flag="--no-stop-word-guard")
+        PROBE_EVERY_N_STEPS, "probe term on every n-th step only, weighted n·λ_probe (cheaper; 1 = the thesis)",
+        stages=PHI_LA_STAGES)
+    ig_steps: int = help_field(IG_STEPS, "Integrated Gradients steps")
+    ig_top_k: int = help_field(IG_TOP_K, "words per leakage term")
+    stop_word_guard: bool = help_field(STOP_WORD_GUARD, "let IG pick stop words as t_leak", flag="--no-stop-word-guard")
     ablations: bool = help_field(False, "also train Φ_LA with λ_IRM = 0, λ_probe = 0 and both 0 (table 5.6)",
                                  report_only=True)
     rationale_environments: bool = help_field(
@@ -69,23 +75,24 @@ class LarevSettings:
         "preset read its input on open-label data such as CoS-E); default: the backbone's (fresh; phi for "
         "minilm2minilm)", choices=PHI_LA_INITS, stages=PHI_LA_STAGES)
 
-    def validate(self, config: Any) -> None:
+    def validate(self, config: RunConfig) -> None:
         if self.phi_la_init is not None and self.phi_la_init not in PHI_LA_INITS:
             raise ValueError(f"phi_la_init must be one of {PHI_LA_INITS}, got {self.phi_la_init!r}")
 
 
-def needs_probe(config: Any) -> bool:
+def needs_probe(config: RunConfig) -> bool:
     """ψ is trained only if some Φ_LA uses it (λ_probe > 0, or the ablations, whose λ_IRM = 0 model keeps it)."""
-    return config.lambda_probe > 0 or config.ablations
+    settings = config.method_settings(LarevSettings)
+    return settings.lambda_probe > 0 or settings.ablations
 
 
 def _ig(context: RunContext) -> None:
     """t_leak per training baseline by Integrated Gradients on Φ_base (thesis §4.5.2; A.1 step 6)."""
     from larev_hf.leakage import IGSettings, integrated_gradients_terms
 
-    cfg, train = context.config, context.split_records("train")
-    fmt = get_input_format(cfg.input_format)
-    settings = IGSettings(n_steps=cfg.ig_steps, top_k=cfg.ig_top_k, stop_word_guard=cfg.stop_word_guard)
+    larev, train = context.config.method_settings(LarevSettings), context.split_records("train")
+    fmt = get_input_format(context.config.model.input_format)
+    settings = IGSettings(n_steps=larev.ig_steps, top_k=larev.ig_top_k, stop_word_guard=larev.stop_word_guard)
     offset = fmt.baseline_offset
     terms = integrated_gradients_terms(context.model("phi_base"), context.tokenizer(),
                                        [fmt.baseline_input(r["baseline"]) for r in train], [r["label"] for r in train],
@@ -114,16 +121,16 @@ def _environments(context: RunContext) -> None:
         rationale_environments,
     )
 
-    cfg = context.config
-    rewriter, mask = CounterLabelRewriter(seed=cfg.seed), mask_token_of(context.tokenizer())
+    seed, larev = context.config.training.seed, context.config.method_settings(LarevSettings)
+    rewriter, mask = CounterLabelRewriter(seed=seed), mask_token_of(context.tokenizer())
     terms = {row["id"]: row for _, row in read_jsonl(context.path("leakage", "train_terms.jsonl"))}
     rows = []
     for record in context.split_records("train"):
         t = terms[record["id"]]
         term = LeakageTerm(t["start"], t["end"], t["text"], t["score"], t["guard_fired"])
         row = {"id": record["id"], **make_environments(record, term, mask, rewriter)}
-        if cfg.rationale_environments:
-            row["rationales"] = rationale_environments(record, mask, seed=cfg.seed)
+        if larev.rationale_environments:
+            row["rationales"] = rationale_environments(record, mask, seed=seed)
         rows.append(row)
     write_jsonl(context.path("leakage", "train_environments.jsonl"), rows)
     write_json(context.path("leakage", "rewriter.json"), {**rewriter.to_config(), "mask_token": mask})
@@ -138,60 +145,71 @@ def _probe(context: RunContext) -> None:
     from larev_hf.modeling.backbones import load_evaluator
     from larev_hf.training.leakage_aware import train_probe
 
-    fmt, train = get_input_format(context.config.input_format), context.split_records("train")
+    fmt, train = get_input_format(context.config.model.input_format), context.split_records("train")
     phi, _ = load_evaluator(context.path("models", "phi"))
     train_probe(phi, context.tokenizer(), [fmt.baseline_input(env["mask"]) for env in _environment_rows(context)],
                 [r["label"] for r in train], context.path("models", "probe"), context.config.train_settings(context.progress))
 
 
-def train_phi_la(name: str, context: RunContext, grounding: tuple[str, ...] = (), grounding_baseline: str = "mask",
-                 grounding_target: str = "label", **overrides: Any) -> None:
+@dataclass(frozen=True)
+class AddedEnvironments:
+    """Environments a variant of Φ_LA adds to every IRM group (LAREV-G's grounding environments,
+    :mod:`larev_hf.methods.larev_grounded`).
+
+    Attributes:
+        names: the added environments, after E1-E3 (and E4-E5).
+        add: fills them in: called with the training records and their environment rows, in the same order.
+        unsure: those of ``names`` whose target is every label equally rather than the instance's label.
+        recorded: what ``larev_weights.json`` records of them.
+    """
+
+    names: tuple[str, ...]
+    add: Callable[[list[dict[str, Any]], list[dict[str, Any]]], None]
+    unsure: tuple[str, ...] = ()
+    recorded: Mapping[str, Any] = field(default_factory=dict)
+
+
+def train_phi_la(name: str, context: RunContext, added: AddedEnvironments | None = None, **overrides: Any) -> None:
     """Φ_LA (or an ablation of it): a fresh model trained with IRMProbeTrainer (eq. 4.10; A.1 step 9).
 
     With ``phi_la_init="phi"`` it starts from the run's Φ instead (a deviation from the thesis for from-scratch
-    presets, which otherwise must learn to read b and r while E3 contradicts b). ``grounding`` adds those
-    grounding environments (:data:`~larev_hf.leakage.GROUNDING_ENVIRONMENTS`) to every IRM group: the grounded
-    evaluator (:mod:`larev_hf.methods.larev_grounded`), paired with E2's masked baseline (``grounding_baseline="mask"``)
-    or the original b, with the instance's label as their target (``grounding_target="label"``) or every label
-    equally where :data:`~larev_hf.leakage.GROUNDING_TARGETS` says so (``"uniform"``, ``"mixed"``:
-    Φ_G is trained to stay unsure there). ``overrides`` replace the run's IRMProbeConfig settings; all of them are
+    presets, which otherwise must learn to read b and r while E3 contradicts b). ``added`` puts further environments
+    into every IRM group (LAREV-G's Φ_G). ``overrides`` replace the run's IRMProbeConfig settings; all of them are
     saved to ``larev_weights.json``.
     """
-    from larev_hf.leakage import ENVIRONMENTS, GROUNDING_TARGETS, RATIONALE_ENVIRONMENTS, grounding_rationales
+    from larev_hf.leakage import ENVIRONMENTS, RATIONALE_ENVIRONMENTS
     from larev_hf.modeling.backbones import build_model, load_evaluator
     from larev_hf.training.leakage_aware import environment_dataset, train_leakage_aware
 
     cfg = context.config
-    names = ENVIRONMENTS + (RATIONALE_ENVIRONMENTS if cfg.rationale_environments else ()) + tuple(grounding)
+    larev = cfg.method_settings(LarevSettings)
+    names = (ENVIRONMENTS + (RATIONALE_ENVIRONMENTS if larev.rationale_environments else ())
+             + (added.names if added else ()))
     train, environments = context.split_records("train"), _environment_rows(context)
-    if grounding:
-        for row, rationales in zip(environments, grounding_rationales(train, seed=cfg.seed), strict=True):
-            row["rationales"] = {**row.get("rationales", {}), **rationales}
-            row.update({env: row[grounding_baseline] for env in grounding})
-    dataset = environment_dataset(train, environments, context.tokenizer(), get_input_format(cfg.input_format),
-                                  environment_names=names,
-                                  unsure_environments=tuple(env for env in GROUNDING_TARGETS[grounding_target]
-                                                            if env in grounding))
+    if added:
+        added.add(train, environments)
+    dataset = environment_dataset(train, environments, context.tokenizer(), get_input_format(cfg.model.input_format),
+                                  environment_names=names, unsure_environments=added.unsure if added else ())
     weights = {
-        "lambda_irm": cfg.lambda_irm, "lambda_probe": cfg.lambda_probe,
-        "penalty_warmup_ratio": cfg.penalty_warmup_ratio, "probe_max_loss": cfg.probe_max_loss,
-        "probe_every_n_steps": cfg.probe_every_n_steps, **overrides,
+        "lambda_irm": larev.lambda_irm, "lambda_probe": larev.lambda_probe,
+        "penalty_warmup_ratio": larev.penalty_warmup_ratio, "probe_max_loss": larev.probe_max_loss,
+        "probe_every_n_steps": larev.probe_every_n_steps, **overrides,
     }
     probe = context.model("probe") if weights["lambda_probe"] > 0 else None
-    if cfg.phi_la_init == "phi":  # a copy of Φ's weights (LoRA-trained ones merged), trained on from there
+    if larev.phi_la_init == "phi":  # a copy of Φ's weights (LoRA-trained ones merged), trained on from there
         model = load_evaluator(context.path("models", "phi"), device="cpu")[0]
     else:
-        model = build_model(cfg.backbone, context.tokenizer(), seed=cfg.seed)
+        model = build_model(cfg.model.backbone, context.tokenizer(), seed=cfg.training.seed)
     train_leakage_aware(model, context.tokenizer(), dataset, context.path("models", name),
                         cfg.train_settings(context.progress), probe,
-                        groups_per_batch=int(cfg.groups_per_batch), **weights)
+                        groups_per_batch=int(larev.groups_per_batch), **weights)
     write_json(context.path("models", name, "larev_weights.json"), {
-        **weights, "environments": list(names),
-        **({"grounding_baseline": grounding_baseline, "grounding_target": grounding_target} if grounding else {})})
+        **weights, "environments": list(names), **(added.recorded if added else {})})
 
 
 IG = Stage("ig", _ig)
-ENVIRONMENTS = Stage("environments", _environments)
+#: The stage that builds E1-E3 per training example (not the environments' names: ``larev_hf.leakage.ENVIRONMENTS``).
+ENVIRONMENTS_STAGE = Stage("environments", _environments)
 PROBE = Stage("probe", _probe)
 
 
@@ -206,22 +224,22 @@ class LAREV(ConditionalVMethod):
     model_titles = {"baseline": "Φ_base (b → y)", "rationale": "Φ_LA (r ⊕ b → y, leakage-aware)"}
     settings_class = LarevSettings
 
-    def stages(self, config) -> list[Stage]:
-        stages = [PHI_BASE, PHI, IG, ENVIRONMENTS, *([PROBE] if needs_probe(config) else []),
+    def stages(self, config: RunConfig) -> list[Stage]:
+        stages = [PHI_BASE, PHI, IG, ENVIRONMENTS_STAGE, *([PROBE] if needs_probe(config) else []),
                   Stage("phi_la", partial(train_phi_la, "phi_la"))]
-        if config.ablations:
+        if config.method_settings(LarevSettings).ablations:
             stages += [Stage(name, partial(train_phi_la, name, **overrides)) for name, overrides in ABLATIONS.items()]
         return stages
 
     def score(self, context, records, variants, shared) -> MethodResult:
         result = super().score(context, records, variants, shared)
-        if context.config.ablations:
+        if context.config.method_settings(LarevSettings).ablations:
             result.extra["ablations"] = self._ablation_table(context, records, variants, shared, result)
         return result
 
     def _ablation_table(self, context, records, variants, shared, result: MethodResult) -> dict[str, dict]:
         """Separations of REV (when scored), each ablated Φ_LA and the full LAREV (thesis table 5.6)."""
-        cfg = context.config
+        evaluation, seed = context.config.evaluation, context.config.training.seed
         table = {}
         if "rev" in shared.get("summaries", {}):
             table["REV"] = {"lambda_irm": "n/a", "lambda_probe": "n/a",
@@ -230,7 +248,7 @@ class LAREV(ConditionalVMethod):
             scores = cvi_variant_scores(context, name, records, variants, shared["log_p_baseline"])
             for variant, values in scores.items():
                 result.columns[f"{name}/{variant}"] = [float(x) for x in values]
-            entry = summarize_variants(scores, n_boot=cfg.n_boot, seed=cfg.seed)
+            entry = summarize_variants(scores, n_boot=evaluation.n_boot, seed=seed)
             weights = read_json(context.path("models", name, "larev_weights.json"))
             table[f"LAREV {name.removeprefix('phi_la_')}"] = {**weights, "separations": entry["separations"],
                                                               "ci95": entry["ci95"]}

@@ -19,12 +19,23 @@ The thesis's LAREV is unchanged (``--method larev``); ``--method larev_grounded`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
+from typing import TYPE_CHECKING, Any
 
-from larev_hf.methods.base import MethodResult, Stage
-from larev_hf.methods.larev import ENVIRONMENTS, IG, LAREV, PROBE, needs_probe, train_phi_la
+from larev_hf.methods.base import MethodResult, RunContext, Stage
+from larev_hf.methods.larev import (
+    ENVIRONMENTS_STAGE,
+    IG,
+    LAREV,
+    PROBE,
+    AddedEnvironments,
+    needs_probe,
+    train_phi_la,
+)
 from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod
 from larev_hf.methods.settings import comma_list, help_field
+
+if TYPE_CHECKING:
+    from larev_hf.config import RunConfig
 
 #: Φ_G's model directory (``models/phi_grounded``).
 PHI_GROUNDED = "phi_grounded"
@@ -32,7 +43,8 @@ PHI_GROUNDED = "phi_grounded"
 
 @dataclass
 class GroundedSettings:
-    """LAREV-G's own setting; the penalty weights, groups per batch, warm-up and Φ_LA init are LAREV's."""
+    """LAREV-G's own settings: which grounding environments, their baseline and their target; the penalty weights,
+    groups per batch, warm-up and Φ_LA init are LAREV's (:class:`~larev_hf.methods.larev.LarevSettings`)."""
 
     grounding_environments: list[str] = help_field(
         ["other_instance", "word_shuffle"], "LAREV-G's grounding environments, added to every IRM group (comma list "
@@ -48,13 +60,38 @@ class GroundedSettings:
         "other_instance, uniform for word_shuffle",
         choices=("label", "uniform", "mixed"), stages=(PHI_GROUNDED,))
 
-    def validate(self, config) -> None:
+    def validate(self, config: RunConfig) -> None:
         from larev_hf.leakage import GROUNDING_ENVIRONMENTS
 
         unknown = [name for name in self.grounding_environments if name not in GROUNDING_ENVIRONMENTS]
         if unknown or not self.grounding_environments:
             raise ValueError(f"--grounding-environments {','.join(self.grounding_environments)}: expected a "
                              f"non-empty comma list of {', '.join(GROUNDING_ENVIRONMENTS)}")
+
+
+def grounding_environments(settings: GroundedSettings, seed: int) -> AddedEnvironments:
+    """The grounding environments ``settings`` add to every IRM group of Φ_G: each instance's rationales drawn with
+    ``seed`` (:func:`~larev_hf.leakage.grounding_rationales`), paired with E2's masked b̃ or the original b
+    (``grounding_baseline``), with the instance's label as their target or every label equally where
+    :data:`~larev_hf.leakage.GROUNDING_TARGETS` says so (``grounding_target``: Φ_G is trained to stay unsure there)."""
+    from larev_hf.leakage import GROUNDING_TARGETS, grounding_rationales
+
+    names = tuple(settings.grounding_environments)
+
+    def add(train: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
+        for row, rationales in zip(rows, grounding_rationales(train, seed=seed), strict=True):
+            row["rationales"] = {**row.get("rationales", {}), **rationales}
+            row.update({env: row[settings.grounding_baseline] for env in names})
+
+    return AddedEnvironments(
+        names, add, unsure=tuple(env for env in GROUNDING_TARGETS[settings.grounding_target] if env in names),
+        recorded={"grounding_baseline": settings.grounding_baseline, "grounding_target": settings.grounding_target})
+
+
+def train_phi_grounded(context: RunContext) -> None:
+    """Φ_G: Φ_LA's objective with the grounding environments in every IRM group."""
+    added = grounding_environments(context.config.method_settings(GroundedSettings), context.config.training.seed)
+    train_phi_la(PHI_GROUNDED, context, added)
 
 
 class GroundedLAREV(LAREV):
@@ -68,12 +105,9 @@ class GroundedLAREV(LAREV):
     settings_class = GroundedSettings
     in_all = False  # an extension under measurement: asked by name (`--method larev,larev_grounded`)
 
-    def stages(self, config) -> list[Stage]:
-        grounding = tuple(config.grounding_environments)
-        return [PHI_BASE, PHI, IG, ENVIRONMENTS, *([PROBE] if needs_probe(config) else []),
-                Stage(PHI_GROUNDED, partial(train_phi_la, PHI_GROUNDED, grounding=grounding,
-                                            grounding_baseline=config.grounding_baseline,
-                                            grounding_target=config.grounding_target))]
+    def stages(self, config: RunConfig) -> list[Stage]:
+        return [PHI_BASE, PHI, IG, ENVIRONMENTS_STAGE, *([PROBE] if needs_probe(config) else []),
+                Stage(PHI_GROUNDED, train_phi_grounded)]
 
     def score(self, context, records, variants, shared) -> MethodResult:
         return ConditionalVMethod.score(self, context, records, variants, shared)  # no ablation table of its own

@@ -9,24 +9,27 @@ the shared Φ_base (REV eq. 5-6; LAREV, thesis eq. 4.4) — and declares the sha
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from larev_hf.methods.base import Method, MethodResult, RunContext, Stage, choice_accuracy
-from larev_hf.modeling.templates import get_input_format
+from larev_hf.modeling.input_formats import get_input_format
 from larev_hf.scores.stats import summarize_variants
+
+if TYPE_CHECKING:
+    from larev_hf.config import RunConfig
 
 
 def _train_phi_base(context: RunContext) -> None:
     """Φ_base on b → y (REV's g′; thesis A.1 step 4)."""
-    fmt = get_input_format(context.config.input_format)
+    fmt = get_input_format(context.config.model.input_format)
     context.train_evaluator("phi_base", lambda r: fmt.baseline_input(r["baseline"]))
 
 
 def _train_phi(context: RunContext) -> None:
     """Φ on r ⊕ b → y with the training rationale (REV's g; thesis A.1 step 5)."""
-    fmt = get_input_format(context.config.input_format)
+    fmt = get_input_format(context.config.model.input_format)
     context.train_evaluator("phi", lambda r: fmt.rationale_input(r["rationale"], r["baseline"]))
 
 
@@ -58,14 +61,14 @@ def baseline_terms(context: RunContext, records: Sequence[dict[str, Any]], share
         from larev_hf.scores.cvi import ConditionalVScorer
 
         cfg = context.config
-        fmt = get_input_format(cfg.input_format)
+        fmt = get_input_format(cfg.model.input_format)
         labels, baselines = [r["label"] for r in records], [r["baseline"] for r in records]
         base = context.model("phi_base")
-        scorer = ConditionalVScorer(base, base, context.tokenizer(), fmt, cfg.reduction, cfg.eval_batch_size)
+        scorer = ConditionalVScorer(base, base, context.tokenizer(), fmt, cfg.model.reduction, cfg.evaluation.eval_batch_size)
         shared["log_p_baseline"] = scorer.baseline_log_probs(baselines, labels, context.progress)
         choices = [r["choices"] for r in records]
         predictions = predict_choices(base, context.tokenizer(), [fmt.baseline_input(b) for b in baselines], choices,
-                                      batch_size=cfg.eval_batch_size, reduction=cfg.reduction)
+                                      batch_size=cfg.evaluation.eval_batch_size, reduction=cfg.model.reduction)
         shared["phi_base_accuracy"] = {"baseline": choice_accuracy(predictions, choices, labels)}
     return shared["log_p_baseline"]
 
@@ -77,7 +80,7 @@ def cvi_variant_scores(context: RunContext, model_name: str, records: Sequence[d
 
     cfg = context.config
     scorer = ConditionalVScorer(context.model("phi_base"), context.model(model_name), context.tokenizer(),
-                                get_input_format(cfg.input_format), cfg.reduction, cfg.eval_batch_size)
+                                get_input_format(cfg.model.input_format), cfg.model.reduction, cfg.evaluation.eval_batch_size)
     labels, baselines = [r["label"] for r in records], [r["baseline"] for r in records]
     return {variant: scorer.score(list(rationales), baselines, labels, base_log_probs, context.progress).scores
             for variant, rationales in variants.items()}
@@ -99,16 +102,16 @@ class ConditionalVMethod(Method):
         cfg, model_name = context.config, self.roles["rationale"]
         scores = self.pointwise(context, records, variants, shared)
         base = shared["log_p_baseline"]
-        fmt = get_input_format(cfg.input_format)
+        fmt = get_input_format(cfg.model.input_format)
         labels, choices = [r["label"] for r in records], [r["choices"] for r in records]
         accuracy = {}
         for variant, rationales in variants.items():
             inputs = [fmt.rationale_input(text, r["baseline"]) for text, r in zip(rationales, records, strict=True)]
             predictions = predict_choices(context.model(model_name), context.tokenizer(), inputs, choices,
-                                          batch_size=cfg.eval_batch_size, reduction=cfg.reduction)
+                                          batch_size=cfg.evaluation.eval_batch_size, reduction=cfg.model.reduction)
             accuracy[variant] = choice_accuracy(predictions, choices, labels)
         return MethodResult(
-            summary=summarize_variants(scores, n_boot=cfg.n_boot, seed=cfg.seed), scores=scores,
+            summary=summarize_variants(scores, n_boot=cfg.evaluation.n_boot, seed=cfg.training.seed), scores=scores,
             columns={"log_p_baseline": [float(v) for v in base],
                      **{f"{self.name}/{v}": [float(x) for x in values] for v, values in scores.items()}},
             accuracy={"phi_base": shared["phi_base_accuracy"], model_name: accuracy},
@@ -128,5 +131,5 @@ class REV(ConditionalVMethod):
     roles = {"baseline": "phi_base", "rationale": "phi"}
     model_titles = {"baseline": "Φ_base (b → y)", "rationale": "Φ (r ⊕ b → y)"}
 
-    def stages(self, config) -> list[Stage]:
+    def stages(self, config: RunConfig) -> list[Stage]:
         return [PHI_BASE, PHI]

@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from larev_hf.defaults import RORA_THRESHOLD, RORA_TOP_K
 from larev_hf.io import write_json
 from larev_hf.methods.base import Method, MethodResult, RunContext, Stage, choice_accuracy
 from larev_hf.methods.settings import help_field
 from larev_hf.scores import summarize_variants
 from larev_hf.training.settings import TrainSettings
+
+if TYPE_CHECKING:
+    from larev_hf.config import RunConfig
+    from larev_hf.rora import RoRASettings
 
 #: Where a run with ``rora_classifier`` keeps the classifier encoder's tokenizer (Θ and Φ share it).
 CLASSIFIER_TOKENIZER = "classifier_tokenizer"
@@ -40,11 +45,11 @@ class RoraRunSettings:
     """RoRA's settings in a run (RoRA §3, appendix C.2); the rest are :class:`larev_hf.rora.RoRASettings`' defaults."""
 
     rora_threshold: float | str = help_field(
-        0.001, "global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2); "
+        RORA_THRESHOLD, "global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2); "
         "'auto': RoRA's tuning rule (appendix C.2), the largest value at which most training rationales get more "
         "than the top 2 masked", type=rora_threshold_type)
     rora_top_k: int = help_field(
-        2, "n-grams masked per rationale when no more than 8 exceed the threshold (RoRA's top-k fallback); 3 covers "
+        RORA_TOP_K, "n-grams masked per rationale when no more than 8 exceed the threshold (RoRA's top-k fallback); 3 covers "
         "'yes', 'is yes' and 'yes .' so every label's mask has the same shape")
     rora_lambda_irm: float | None = help_field(
         None, "IRMv1 weight of RoRA's Φ (eq. 7; default: the backbone's (or --rora-classifier's), 1 random-init "
@@ -54,33 +59,39 @@ class RoraRunSettings:
         "('minilm' = the offline MiniLM-L6, or a checkpoint such as microsoft/deberta-v3-large); default: seq2seq "
         "evaluators on --backbone", metavar="ENCODER")
 
-    def validate(self, config: Any) -> None:
+    def validate(self, config: RunConfig) -> None:
         if self.rora_classifier and "rora" not in config.methods:
             raise ValueError(f"--rora-classifier {self.rora_classifier!r} applies to RoRA; add rora to "
-                             f"--method {config.method!r}")
-        if self.rora_classifier and config.lora:
+                             f"--method {config.run.method!r}")
+        if self.rora_classifier and config.peft.lora:
             raise ValueError("--rora-classifier trains its encoder in full; LoRA (--lora) applies to the seq2seq models only")
 
 
-def rora_settings(config: Any):
+def classifier_of(config: RunConfig) -> str | None:
+    """``--rora-classifier``: the encoder of RoRA's classifier variant, or ``None`` for seq2seq evaluators."""
+    return config.method_settings(RoraRunSettings).rora_classifier
+
+
+def rora_settings(config: RunConfig) -> RoRASettings:
     """The run's :class:`~larev_hf.rora.RoRASettings` (threshold and λ from the config, the rest RoRA's defaults)."""
     from larev_hf.rora import DetectorSettings, RoRASettings
 
-    lambda_irm = config.rora_lambda_irm
-    if config.rora_classifier and "rora_lambda_irm" in config.backbone_defaults:  # the classifier's kind decides
+    rora = config.method_settings(RoraRunSettings)
+    lambda_irm = rora.rora_lambda_irm
+    if rora.rora_classifier and "rora_lambda_irm" in config.model.backbone_defaults:  # the classifier's kind decides
         lambda_irm = None
-    return RoRASettings(detector=DetectorSettings(threshold=config.rora_threshold, top_k=config.rora_top_k,
-                                                  seed=config.seed),
-                        lambda_irm=lambda_irm).resolved(config.rora_classifier or config.backbone)
+    return RoRASettings(detector=DetectorSettings(threshold=rora.rora_threshold, top_k=rora.rora_top_k,
+                                                  seed=config.training.seed),
+                        lambda_irm=lambda_irm).resolved(rora.rora_classifier or config.model.backbone)
 
 
-def classifier_train_settings(config: Any, progress: bool = True) -> TrainSettings:
+def classifier_train_settings(config: RunConfig, progress: bool = True) -> TrainSettings:
     """Training settings of RoRA's classifier variant. The encoder is pretrained, so its learning rate is the
     pretrained-checkpoint default (3e-5, thesis §5.3.3) whatever the backbone's; epochs and batch size follow
     ``num_train_epochs`` / ``batch_size`` when set, else the same defaults."""
-    return TrainSettings.for_backbone(config.rora_classifier or config.backbone,
+    return TrainSettings.for_backbone(classifier_of(config) or config.model.backbone,
                                       num_train_epochs=config.given("num_train_epochs"),
-                                      batch_size=config.given("batch_size"), seed=config.seed, progress=progress)
+                                      batch_size=config.given("batch_size"), seed=config.training.seed, progress=progress)
 
 
 def _detector(context: RunContext) -> None:
@@ -124,7 +135,7 @@ def _infiller(context: RunContext) -> None:
 
     cfg = context.config
     tokenizer = AutoTokenizer.from_pretrained(context.path("tokenizer"))  # a copy: the sentinels are the infiller's own
-    model = build_infiller(cfg.backbone, tokenizer, seed=cfg.seed)
+    model = build_infiller(cfg.model.backbone, tokenizer, seed=cfg.training.seed)
     settings = replace(cfg.train_settings(context.progress), max_label_length=rora_settings(cfg).infiller_max_length)
     train_infiller(model, tokenizer, context.split_records("train"), _masked_rationales(context),
                    context.path("models", "rora_infiller"), settings)
@@ -152,7 +163,7 @@ def _train_classifier(context: RunContext, name: str, counterfactuals=None, lamb
 
     cfg, train = context.config, context.split_records("train")
     labels = shared_label_set(train)
-    model, tokenizer = build_classifier(cfg.rora_classifier, labels, seed=cfg.seed)
+    model, tokenizer = build_classifier(classifier_of(cfg), labels, seed=cfg.training.seed)
     settings = classifier_train_settings(cfg, context.progress)
     train_classifier(model, tokenizer, classifier_dataset(train, tokenizer, labels, counterfactuals),
                      context.path("models", name), settings, lambda_irm=lambda_irm,
@@ -167,19 +178,19 @@ def _phi(context: RunContext) -> None:
 
     cfg, settings = context.config, rora_settings(context.config)
     counterfactuals = load_counterfactuals(context.path("rora", "counterfactuals_train.jsonl"))
-    if cfg.rora_classifier:
+    if classifier_of(cfg):
         _train_classifier(context, "rora_phi", counterfactuals, settings.lambda_irm, settings.groups_per_batch)
     else:
         train_settings = cfg.train_settings(context.progress)
         dataset = counterfactual_dataset(context.split_records("train"), counterfactuals, context.tokenizer(),
                                          train_settings.max_input_length, train_settings.max_label_length)
-        train_phi(build_model(cfg.backbone, context.tokenizer(), seed=cfg.seed), context.tokenizer(), dataset,
-                  context.path("models", "rora_phi"), train_settings, settings.lambda_irm, settings.groups_per_batch,
+        train_phi(build_model(cfg.model.backbone, context.tokenizer(), seed=cfg.training.seed), context.tokenizer(),
+                  dataset, context.path("models", "rora_phi"), train_settings, settings.lambda_irm, settings.groups_per_batch,
                   settings.normalization, settings.penalty_warmup_ratio)
     write_json(context.path("models", "rora_phi", "rora_weights.json"), {
         "lambda_irm": settings.lambda_irm, "groups_per_batch": settings.groups_per_batch,
         "normalization": settings.normalization, "penalty_warmup_ratio": settings.penalty_warmup_ratio,
-        "classifier": cfg.rora_classifier,
+        "classifier": classifier_of(cfg),
     })
 
 
@@ -189,10 +200,10 @@ def _theta(context: RunContext) -> None:
     from larev_hf.rora import train_theta
 
     cfg = context.config
-    if cfg.rora_classifier:
+    if classifier_of(cfg):
         _train_classifier(context, "rora_theta")
         return
-    train_theta(build_model(cfg.backbone, context.tokenizer(), seed=cfg.seed), context.tokenizer(),
+    train_theta(build_model(cfg.model.backbone, context.tokenizer(), seed=cfg.training.seed), context.tokenizer(),
                 context.split_records("train"), context.path("models", "rora_theta"), cfg.train_settings(context.progress))
 
 
@@ -227,12 +238,12 @@ class RoRA(Method):
     reads_input = True
     settings_class = RoraRunSettings
 
-    def stages(self, config) -> list[Stage]:
+    def stages(self, config: RunConfig) -> list[Stage]:
         return [Stage("rora_detector", _detector), Stage("rora_masked", _masked), Stage("rora_infiller", _infiller),
                 Stage("rora_counterfactuals", _counterfactuals), Stage("rora_phi", _phi), Stage("rora_theta", _theta)]
 
-    def bundle_tokenizer(self, config) -> tuple[str, ...]:
-        return ("rora", CLASSIFIER_TOKENIZER) if config.rora_classifier else ("tokenizer",)
+    def bundle_tokenizer(self, config: RunConfig) -> tuple[str, ...]:
+        return ("rora", CLASSIFIER_TOKENIZER) if classifier_of(config) else ("tokenizer",)
 
     def bundle_scorer(self, models, tokenizer, config, batch_size) -> RoRABundleScorer:
         return RoRABundleScorer(models, tokenizer, config, batch_size)
@@ -245,15 +256,15 @@ class RoRA(Method):
 
             cfg = context.config
             theta_model, phi_model = context.model("rora_theta"), context.model("rora_phi")
-            if cfg.rora_classifier:
+            if classifier_of(cfg):
                 from transformers import AutoTokenizer
 
                 tokenizer = AutoTokenizer.from_pretrained(context.path("rora", CLASSIFIER_TOKENIZER))
                 shared["rora_scorer"] = RoRAClassifierScorer(theta_model, phi_model, tokenizer,
-                                                             batch_size=cfg.eval_batch_size)
+                                                             batch_size=cfg.evaluation.eval_batch_size)
             else:
-                shared["rora_scorer"] = RoRAScorer(theta_model, phi_model, context.tokenizer(), cfg.reduction,
-                                                   cfg.eval_batch_size)
+                shared["rora_scorer"] = RoRAScorer(theta_model, phi_model, context.tokenizer(), cfg.model.reduction,
+                                                   cfg.evaluation.eval_batch_size)
         return shared["rora_scorer"]
 
     def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
@@ -275,10 +286,10 @@ class RoRA(Method):
         scorer = shared["rora_scorer"]
 
         def accuracy_of(model, inputs: list[str]) -> float:
-            if cfg.rora_classifier:
+            if classifier_of(cfg):
                 return float(np.mean([p == y for p, y in zip(scorer.predict(model, inputs), labels, strict=True)]))
             predictions = predict_choices(model, context.tokenizer(), inputs, choices,
-                                          batch_size=cfg.eval_batch_size, reduction=cfg.reduction)
+                                          batch_size=cfg.evaluation.eval_batch_size, reduction=cfg.model.reduction)
             return choice_accuracy(predictions, choices, labels)
 
         theta_model, phi_model = context.model("rora_theta"), context.model("rora_phi")
@@ -289,4 +300,5 @@ class RoRA(Method):
             columns[f"rora/{variant}"] = [float(v) for v in scores[variant]]
             inputs = [evaluator_input(r, text) for r, text in zip(records, rationales, strict=True)]
             accuracy["rora_phi"][variant] = accuracy_of(phi_model, inputs)
-        return MethodResult(summarize_variants(scores, n_boot=cfg.n_boot, seed=cfg.seed), scores, columns, accuracy)
+        return MethodResult(summarize_variants(scores, n_boot=cfg.evaluation.n_boot, seed=cfg.training.seed), scores,
+                            columns, accuracy)

@@ -7,12 +7,15 @@ and shared); its per-view correctness is computed once per scoring pass. The met
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from larev_hf.methods.base import Method, MethodResult, RunContext, Stage
 from larev_hf.scores.simulatability import las_contributions, rq_scores, summarize_simulatability
+
+if TYPE_CHECKING:
+    from larev_hf.config import RunConfig
 
 
 def _train_simulators(context: RunContext) -> None:
@@ -21,7 +24,7 @@ def _train_simulators(context: RunContext) -> None:
     from larev_hf.training.simulator import train_simulator
 
     cfg = context.config
-    train_simulator(build_model(cfg.backbone, context.tokenizer(), seed=cfg.seed), context.tokenizer(),
+    train_simulator(build_model(cfg.model.backbone, context.tokenizer(), seed=cfg.training.seed), context.tokenizer(),
                     context.split_records("train"), context.path("models", "simulator"), cfg.train_settings(context.progress))
 
 
@@ -34,7 +37,7 @@ def simulator_correctness(context: RunContext, records, variants, shared: dict[s
         from larev_hf.training.simulator import simulate
 
         cfg = context.config
-        kwargs = {"batch_size": cfg.eval_batch_size, "reduction": cfg.reduction}
+        kwargs = {"batch_size": cfg.evaluation.eval_batch_size, "reduction": cfg.model.reduction}
         model, tokenizer = context.model("simulator"), context.tokenizer()
         without = simulate(model, tokenizer, records, [r["rationale"] for r in records], views=("x",), **kwargs)["x"]
         shared["simulator_correct"] = {
@@ -49,7 +52,7 @@ class SimulatabilityMethod(Method):
     roles = {}
     unit = "accuracy"
 
-    def stages(self, config) -> list[Stage]:
+    def stages(self, config: RunConfig) -> list[Stage]:
         return [SIMULATORS]
 
     def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
@@ -74,7 +77,7 @@ class SimulatabilityMethod(Method):
         accuracy = {"simulator": {"baseline": float(np.mean(first["x"])),
                                   **{v: float(np.mean(correct[v]["x_r"])) for v in variants}},
                     "simulator_rationale_only": {v: float(np.mean(correct[v]["r"])) for v in variants}}
-        summary = summarize_simulatability(correct, self.name, n_boot=cfg.n_boot, seed=cfg.seed)
+        summary = summarize_simulatability(correct, self.name, n_boot=cfg.evaluation.n_boot, seed=cfg.training.seed)
         return MethodResult(summary, None, columns, accuracy)
 
 

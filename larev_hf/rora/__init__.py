@@ -31,6 +31,14 @@ from larev_hf.rora.evaluator import (
     train_theta,
 )
 from larev_hf.rora.fit import RoRAFit, RoRASettings, fit_rora, mask_rationales, tokenizer_texts
+from larev_hf.rora.formats import (
+    RORA_FORMAT,
+    baseline_input,
+    evaluator_input,
+    infiller_input,
+    span_target,
+    task_text,
+)
 from larev_hf.rora.infiller import (
     Counterfactuals,
     add_sentinel_tokens,
@@ -44,14 +52,6 @@ from larev_hf.rora.infiller import (
 )
 from larev_hf.rora.masking import MaskedRationale, load_masked, merge_spans, save_masked, sentinel
 from larev_hf.rora.ngrams import NGramVocab, extract_ngrams
-from larev_hf.rora.templates import (
-    RORA_FORMAT,
-    baseline_input,
-    evaluator_input,
-    infiller_input,
-    span_target,
-    task_text,
-)
 
 __all__ = [
     "MINILM", "ClassifierIRMLoss", "RoRAClassifierScorer", "build_classifier", "classifier_dataset", "classifier_labels", "shared_label_set",

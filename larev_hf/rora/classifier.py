@@ -33,8 +33,8 @@ from larev_hf.io import DataError, where
 from larev_hf.modeling.backbones import minilm_tokenizer_path
 from larev_hf.modeling.presets import KIND_DEFAULTS
 from larev_hf.rora.evaluator import RoRATrainer
+from larev_hf.rora.formats import baseline_input, evaluator_input
 from larev_hf.rora.infiller import Counterfactuals
-from larev_hf.rora.templates import baseline_input, evaluator_input
 from larev_hf.scores.cvi import CVIScores
 from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.losses import IRMProbeLoss, LossParts, irm_penalty

@@ -42,6 +42,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from larev_hf.defaults import IG_STEPS, RORA_THRESHOLD, RORA_TOP_K
 from larev_hf.io import DataError, atomic_path, read_json, where, write_json
 from larev_hf.rora.masking import NUM_SENTINELS, MaskedRationale, merge_spans
 from larev_hf.rora.ngrams import NGram, NGramVocab
@@ -116,13 +117,13 @@ class DetectorSettings:
     learning_rate: float = 0.1
     batch_size: int = 256
     num_epochs: int = 20
-    ig_steps: int = 20
+    ig_steps: int = IG_STEPS
     ig_batch_size: int = 64
     attribution: str = "ig"
-    threshold: float | str = 0.001
+    threshold: float | str = RORA_THRESHOLD
     auto_min_share: float = 0.5
     max_ngrams: int = 8
-    top_k: int = 2
+    top_k: int = RORA_TOP_K
     seed: int = 0
 
     def __post_init__(self) -> None:

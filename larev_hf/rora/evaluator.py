@@ -36,8 +36,8 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from larev_hf.citations import bibtex
 from larev_hf.io import DataError, where
 from larev_hf.modeling.presets import KIND_DEFAULTS
+from larev_hf.rora.formats import RORA_FORMAT, baseline_input, evaluator_input, task_text
 from larev_hf.rora.infiller import Counterfactuals
-from larev_hf.rora.templates import RORA_FORMAT, baseline_input, evaluator_input, task_text
 from larev_hf.scores.cvi import ConditionalVScorer, CVIScores
 from larev_hf.training.collator import EnvironmentCollator
 from larev_hf.training.irm_config import IRMProbeConfig

@@ -21,6 +21,7 @@ from larev_hf.modeling.backbones import build_model, build_tokenizer
 from larev_hf.modeling.presets import backbone_default, is_preset
 from larev_hf.rora.detector import DetectorSettings, LeakageDetector
 from larev_hf.rora.evaluator import NORMALIZATIONS, RoRAScorer, counterfactual_dataset, train_phi, train_theta
+from larev_hf.rora.formats import TEMPLATE_WORDS, task_text
 from larev_hf.rora.infiller import (
     Counterfactuals,
     build_infiller,
@@ -29,7 +30,6 @@ from larev_hf.rora.infiller import (
     train_infiller,
 )
 from larev_hf.rora.masking import MaskedRationale, save_masked
-from larev_hf.rora.templates import TEMPLATE_WORDS, task_text
 from larev_hf.training.settings import PENALTY_WARMUP_RATIO, TrainSettings
 
 

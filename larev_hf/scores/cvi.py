@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from larev_hf.modeling.input_formats import InputFormat, get_input_format
 from larev_hf.modeling.scoring import score_labels
-from larev_hf.modeling.templates import InputFormat, get_input_format
 
 
 @dataclass

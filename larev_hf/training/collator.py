@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from larev_hf.defaults import ENVIRONMENT_COLUMN, GROUP_COLUMN
 from larev_hf.modeling.scoring import pad_rows
 
 
@@ -21,8 +22,8 @@ class EnvironmentCollator:
     """
 
     tokenizer: PreTrainedTokenizerBase
-    environment_column: str = "environment"
-    group_column: str = "group_id"
+    environment_column: str = ENVIRONMENT_COLUMN
+    group_column: str = GROUP_COLUMN
 
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         pad_id = self.tokenizer.pad_token_id

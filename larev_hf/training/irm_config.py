@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from transformers import Seq2SeqTrainingArguments
 
+from larev_hf.defaults import ENVIRONMENT_COLUMN, GROUP_COLUMN, PROBE_EVERY_N_STEPS
 from larev_hf.modeling.presets import KIND_DEFAULTS
 from larev_hf.training.settings import PENALTY_WARMUP_RATIO
 
@@ -57,10 +58,12 @@ class IRMProbeConfig(Seq2SeqTrainingArguments):
     token_reduction: str = field(default="sum", metadata={"help": "Per-example label NLL: 'sum' or 'mean' of token NLLs."})
     probe_max_loss: float | None = field(default=None, metadata={"help": "Clamp the probe loss at this value (None: no clamp)."})
     probe_every_n_steps: int = field(
-        default=1, metadata={"help": "Probe term on every n-th training step only, weighted n·λ_probe (1 = every step)."}
+        default=PROBE_EVERY_N_STEPS,
+        metadata={"help": "Probe term on every n-th training step only, weighted n·λ_probe (1 = every step)."}
     )
-    environment_column: str = field(default="environment", metadata={"help": "Integer environment index column."})
-    group_column: str = field(default="group_id", metadata={"help": "Group (instance) column; batches hold whole groups."})
+    environment_column: str = field(default=ENVIRONMENT_COLUMN, metadata={"help": "Integer environment index column."})
+    group_column: str = field(default=GROUP_COLUMN,
+                              metadata={"help": "Group (instance) column; batches hold whole groups."})
 
     def __post_init__(self) -> None:
         super().__post_init__()

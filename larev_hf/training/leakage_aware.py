@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import datasets
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from larev_hf.modeling.templates import InputFormat
+from larev_hf.modeling.input_formats import InputFormat
 from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.irm_trainer import IRMProbeTrainer
 from larev_hf.training.seq2seq import checkpoint_dir_for, fit_and_save, train_seq2seq

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from larev_hf.modeling.lora_settings import LoraSettings
+from larev_hf.modeling.presets import KIND_DEFAULTS, backbone_default
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, Seq2SeqTrainingArguments
@@ -19,9 +20,10 @@ PENALTY_WARMUP_RATIO = 1 / 3
 class TrainSettings:
     """What a pipeline stage needs to train one evaluator (a small subset of ``Seq2SeqTrainingArguments``)."""
 
-    learning_rate: float = 1e-3
-    num_train_epochs: float = 3.0
-    batch_size: int = 32
+    #: the random-init presets' values (:data:`~larev_hf.modeling.presets.KIND_DEFAULTS`); a run passes its backbone's
+    learning_rate: float = KIND_DEFAULTS["random_init"]["learning_rate"]
+    num_train_epochs: float = KIND_DEFAULTS["random_init"]["num_train_epochs"]
+    batch_size: int = KIND_DEFAULTS["random_init"]["batch_size"]
     seed: int = 0
     max_input_length: int = 256
     max_label_length: int = 32
@@ -43,8 +45,6 @@ class TrainSettings:
                      batch_size: int | None = None, **values: Any) -> TrainSettings:
         """Settings for ``backbone``: each of learning rate, epochs and batch size as given, else the backbone's
         (:func:`~larev_hf.modeling.presets.backbone_defaults`); ``values`` set the other fields."""
-        from larev_hf.modeling.presets import backbone_default
-
         return cls(learning_rate=learning_rate or backbone_default(backbone, "learning_rate"),
                    num_train_epochs=num_train_epochs or backbone_default(backbone, "num_train_epochs"),
                    batch_size=int(batch_size or backbone_default(backbone, "batch_size")), **values)

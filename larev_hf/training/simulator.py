@@ -17,8 +17,8 @@ import numpy as np
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.io import DataError, where
+from larev_hf.modeling.input_formats import RORA_FORMAT, task_text
 from larev_hf.modeling.scoring import predict_choices
-from larev_hf.modeling.templates import RORA_FORMAT, task_text
 from larev_hf.scores.simulatability import SIMULATOR_VIEWS, SimulatabilityScores, correctness
 from larev_hf.training.seq2seq import train_seq2seq
 from larev_hf.training.settings import TrainSettings

@@ -44,12 +44,13 @@ from typing import Any
 import numpy as np
 from transformers import AutoTokenizer
 
+from larev_hf.defaults import IG_STEPS, LCIG_IG_LABELS, LCIG_MASK_SHARE, LCIG_MAX_MASKED
 from larev_hf.explain.choices import augmented_input, choice_log_probs
 from larev_hf.io import read_jsonl, write_jsonl
 from larev_hf.leakage.attribution import IGSettings, integrated_gradients_word_scores
 from larev_hf.leakage.environments import mask_token_of
 from larev_hf.modeling import build_model, build_tokenizer, load_evaluator
-from larev_hf.modeling.templates import task_text
+from larev_hf.modeling.input_formats import task_text
 from larev_hf.training import TrainSettings, train_seq2seq
 
 #: Inflections of the NLI label names masked with them (the "keyword safety mask" of §3.2 Step B).
@@ -66,10 +67,10 @@ _PUNCTUATION_ONLY = re.compile(r"^\W+$")
 class MaskSettings:
     """Step B of §3.2: which share of r's words IG masks (and the cap), towards which labels, with how many steps."""
 
-    mask_share: float = 0.1
-    max_masked: int = 10
-    ig_labels: str = "all"  # "all": the largest attribution towards any label (label-symmetric); "gold": the proposal
-    ig_steps: int = 20
+    mask_share: float = LCIG_MASK_SHARE
+    max_masked: int = LCIG_MAX_MASKED
+    ig_labels: str = LCIG_IG_LABELS  # "all": the largest attribution towards any label (label-symmetric); "gold": the proposal
+    ig_steps: int = IG_STEPS
     mask_label_strings: bool = True
 
     def __post_init__(self) -> None:

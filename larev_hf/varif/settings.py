@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from larev_hf.defaults import IG_STEPS, LCIG_IG_LABELS, LCIG_MASK_SHARE, LCIG_MAX_MASKED, N_BOOT
 from larev_hf.methods.settings import comma_list, help_field
 
 #: Generators compared by ``larev-hf varif`` when ``--generators`` is not given (VARIF §2, §4: natural methods, then
@@ -44,12 +45,12 @@ class VarifSettings:
     h1_null_rationales: float = help_field(
         0.5, "LC-IG: share of training examples h1 also sees with an empty rationale (x ⊕ ∅ → y), so a rationale "
         "that says nothing falls back to p(y | x) instead of going out of distribution; 0: the proposal's h1")
-    mask_share: float = help_field(0.1, "LC-IG: share of r's words masked by IG (§3.2: 10%%)")
-    max_masked: int = help_field(10, "LC-IG: at most this many words masked by IG (§3.2: 10)")
-    ig_labels: str = help_field("all", "LC-IG: IG towards every label's logit, a word scored by its largest "
+    mask_share: float = help_field(LCIG_MASK_SHARE, "LC-IG: share of r's words masked by IG (§3.2: 10%%)")
+    max_masked: int = help_field(LCIG_MAX_MASKED, "LC-IG: at most this many words masked by IG (§3.2: 10)")
+    ig_labels: str = help_field(LCIG_IG_LABELS, "LC-IG: IG towards every label's logit, a word scored by its largest "
                                 "attribution (label-symmetric, default) or the gold label's only (the proposal)",
                                 choices=("all", "gold"))
-    ig_steps: int = help_field(20, "LC-IG: integrated-gradients steps")
+    ig_steps: int = help_field(IG_STEPS, "LC-IG: integrated-gradients steps")
     other_inputs: int = help_field(50, "M of the specificity S: other inputs each explanation is compared with")
     informativeness_transform: str = help_field("exp", "Ĩ from I: 'exp' (1 − e^(−max(I, 0))) or 'minmax'",
                                                 choices=("exp", "minmax"), report_only=True)
@@ -57,4 +58,4 @@ class VarifSettings:
     reference_point: list[str] = help_field(["0", "0"], "hypervolume reference point R,Ĩ", type=comma_list,
                                             report_only=True)
     seed: int = help_field(0, "seed of training, template draws, perturbations and the M other inputs")
-    n_boot: int = help_field(1000, "bootstrap replicates of the 95%% intervals", report_only=True)
+    n_boot: int = help_field(N_BOOT, "bootstrap replicates of the 95%% intervals", report_only=True)

@@ -321,7 +321,10 @@ def test_nli_template_frames():
     example = {"id": "e1", "task": "nli", "premise": "A man sleeps .", "hypothesis": "A person rests .",
                "label": "entailment", "question": ""}
     assert TemplateBaselineBuilder(variants=False).build(example) == "A man sleeps implies a person rests."
-    frames = {TemplateBaselineBuilder(variants=True).build({**example, "id": f"e{i}"}) for i in range(30)}
+    # the frame is drawn from the instance's content, never its id: one input, one baseline under any id
+    assert len({TemplateBaselineBuilder(variants=True).build({**example, "id": f"e{i}"}) for i in range(30)}) == 1
+    frames = {TemplateBaselineBuilder(variants=True).build({**example, "premise": f"A man number {i} sleeps ."})
+              .replace(f" number {i}", "") for i in range(30)}
     assert len(frames) == 3 and all("implies" in frame for frame in frames)
     assert TemplateBaselineBuilder(seed=5).build(example) == TemplateBaselineBuilder(seed=5).build(example)
     for label, verbalizer in NLI_VERBALIZERS.items():

@@ -282,7 +282,7 @@ def test_prompt_builder_fills_label_and_input_once() -> None:
 
 def test_text2text_generator_on_a_local_tiny_t5(tmp_path) -> None:
     from larev_hf.modeling import build_model, build_tokenizer
-    from larev_hf.modeling.templates import task_text
+    from larev_hf.modeling.input_formats import task_text
 
     texts = [task_text(r) for r in CORPUS] + ["explain why the answer is entailment neutral contradiction"]
     tokenizer = build_tokenizer("t5-tiny", texts * 3)

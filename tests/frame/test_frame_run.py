@@ -211,7 +211,7 @@ def test_f_gold_control_is_100_by_construction(frame_run) -> None:
 def test_phi_equals_a_hand_computation_from_the_simulators_predictions(frame_run) -> None:
     from larev_hf.explain.choices import augmented_input, choice_log_probs
     from larev_hf.modeling import load_evaluator
-    from larev_hf.modeling.templates import task_text
+    from larev_hf.modeling.input_formats import task_text
 
     run, _ = frame_run
     test = run.records("test")
@@ -550,8 +550,8 @@ def test_scored_label_decoding_ranks_the_choices_by_their_prefix_log_probability
     import torch
 
     from larev_hf.explain.task_model import SelfRationalizer, parse_self_rationalization
+    from larev_hf.modeling.input_formats import task_text
     from larev_hf.modeling.scoring import score_labels
-    from larev_hf.modeling.templates import task_text
 
     run, _ = frame_run
     model = SelfRationalizer.load(run.task_model_dir("base", 0))

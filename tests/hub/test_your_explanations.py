@@ -17,7 +17,7 @@ from scipy.stats import rankdata
 
 import larev_hf
 from larev_hf.cli import main
-from larev_hf.data.baselines import NLI_FRAMES, TemplateBaselineBuilder
+from larev_hf.data.vacuous import NLI_FRAMES, TemplateBaselineBuilder
 from larev_hf.hub import EvaluatorBundle, build_records, named
 from larev_hf.hub.explanations import TABLE_COLUMNS
 from larev_hf.io import DataError, read_json, read_jsonl

@@ -30,6 +30,7 @@ from larev_hf.meta import (
 )
 from larev_hf.meta.surface_families import content_word_spans
 from larev_hf.methods import get_method
+from larev_hf.methods.explanation_lm import ExplanationLMSettings
 from larev_hf.pipeline import Run
 
 # --------------------------------------------------------------------------- statistics
@@ -332,7 +333,8 @@ def test_a_calibration_reading_the_explanation_lm_carries_it_into_a_bundle(tiny_
     run = Run.load(tiny_run, progress=False)
     state = calibration.text_models["explanation_lm"]
     assert state["explanations"] == [r["rationale"] for r in run.split_records("train")]
-    assert (state["order"], state["copy"]) == (run.config.explanation_lm_order, run.config.explanation_lm_copy)
+    settings = run.config.method_settings(ExplanationLMSettings)
+    assert (state["order"], state["copy"]) == (settings.explanation_lm_order, settings.explanation_lm_copy)
     assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "larev", "--output-dir",
                  str(tmp_path / "bundle"), "--calibration", str(tmp_path / "h" / "calibration.json"), "--force"]) == 0
     records = run.split_records("test")[:6]

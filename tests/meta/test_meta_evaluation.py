@@ -13,7 +13,7 @@ from larev_hf.io import read_jsonl, write_jsonl
 from larev_hf.meta.evaluation import MetaEvaluation, MetaSettings, meta_evaluate
 from larev_hf.meta.report import baseline_failures
 from larev_hf.methods import get_method, method_names, resolve_methods
-from larev_hf.methods.baselines import input_text
+from larev_hf.methods.heuristics import input_text
 from larev_hf.pipeline import Run
 from larev_hf.scores.simulatability import las, las_contributions, rq, rq_scores
 

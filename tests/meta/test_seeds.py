@@ -81,7 +81,8 @@ def test_each_seeds_models_differ_and_the_report_combines_them(seed_run: Path) -
     run = Run.load(seed_run, progress=False)
     records = run.split_records("test")
     rationales = {"gold": [r["rationale"] for r in records], "vacuous": [r["rationale_vacuous"] for r in records]}
-    own = {view.config.seed: get_method("larev").pointwise(view, records, rationales, {}) for view in run.seed_views()}
+    own = {view.config.training.seed: get_method("larev").pointwise(view, records, rationales, {})
+           for view in run.seed_views()}
     assert not np.allclose(own[0]["gold"], own[1]["gold"])  # another seed, another evaluator
     entry = report["seeds"]["methods"]["larev"]
     assert entry["seeds"] == [0, 1, 2]

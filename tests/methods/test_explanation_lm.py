@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from types import SimpleNamespace
 
 import pytest
 
+from larev_hf.config import RunConfig
 from larev_hf.methods import get_method
 from larev_hf.methods.explanation_lm import (
     UNSEEN_WORD_WEIGHT,
@@ -31,7 +31,7 @@ class TrainingSplit:
     """The part of a run the metric reads: its settings and its training split's rationales."""
 
     def __init__(self, order: int, copy: float) -> None:
-        self.config = SimpleNamespace(explanation_lm_order=order, explanation_lm_copy=copy)
+        self.config = RunConfig(explanation_lm_order=order, explanation_lm_copy=copy)
 
     def split_records(self, split: str) -> list[dict]:
         assert split == "train"

@@ -104,7 +104,7 @@ def test_an_unsure_environment_gets_one_row_per_label_and_its_risk_is_the_unifor
 
     from larev_hf.leakage import GROUNDING_TARGETS
     from larev_hf.methods.larev_grounded import GroundedSettings
-    from larev_hf.modeling.templates import get_input_format
+    from larev_hf.modeling.input_formats import get_input_format
     from larev_hf.training.leakage_aware import environment_rows
     from larev_hf.training.losses import irm_penalty
 

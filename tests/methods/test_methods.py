@@ -25,6 +25,7 @@ from larev_hf.methods import (
     resolve_methods,
     unregister_method,
 )
+from larev_hf.methods.larev import LarevSettings
 from larev_hf.methods.rev import PHI_BASE
 from larev_hf.methods.settings import help_field
 from larev_hf.modeling import load_evaluator
@@ -125,8 +126,10 @@ def test_run_config_round_trips_and_reports_unknown_keys(tmp_path):
     with pytest.raises(ValueError, match=r"unknown setting\(s\) \['lamda_irm'\]"):
         RunConfig.from_dict({**config.to_dict(), "lamda_irm": 1.0})
     with pytest.raises(AttributeError, match="immutable"):
-        config.seed = 3  # type: ignore[misc]
-    assert config.replace(seed=3).seed == 3 and config.seed == 0
+        config.seed = 3  # type: ignore[attr-defined]
+    assert config.replace(seed=3).training.seed == 3 and config.training.seed == 0
+    assert config.method_settings(LarevSettings).lambda_irm == 0.5 and config.peft.lora_target_modules == ["q", "v"]
+    assert not hasattr(config, "lambda_irm")  # one way to read a setting: through the section that declares it
 
 
 def test_every_setting_has_one_flag_whose_default_is_the_fields():

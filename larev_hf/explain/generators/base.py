@@ -50,7 +50,7 @@ def resolve_labels(records: Sequence[Mapping[str, Any]], labels: Sequence[str] |
 def raw_input_text(record: Mapping[str, Any]) -> str:
     """The input x as plain text for the extractive heuristics (§2.2): premise + hypothesis (NLI), else the question.
 
-    Unlike :func:`~larev_hf.modeling.templates.task_text` there are no field markers ("premise:") and no answer
+    Unlike :func:`~larev_hf.modeling.input_formats.task_text` there are no field markers ("premise:") and no answer
     choices, so no extracted word is a format word or states an answer option.
     """
     task = record.get("task")

@@ -17,7 +17,7 @@ from larev_hf.explain.generators.base import resolve_labels
 from larev_hf.explain.task_model import parse_self_rationalization
 from larev_hf.modeling import resolve_device
 from larev_hf.modeling.generation import generate_texts
-from larev_hf.modeling.templates import task_text
+from larev_hf.modeling.input_formats import task_text
 
 if TYPE_CHECKING:
     from larev_hf.explain.task_model import SelfRationalizer
@@ -72,7 +72,7 @@ def build_prompt(prompt: str, record: Mapping[str, Any], label: str) -> str:
 class Text2TextGenerator:
     """Any HF text2text checkpoint (``AutoModelForSeq2SeqLM``) by Hub name or local path as an explanation method — the
     proposal's LLM generator (§2.1) with a seq2seq model: greedy decoding of ``prompt`` with ``{input}`` (the task
-    input, :func:`~larev_hf.modeling.templates.task_text`) and ``{label}`` filled in (:func:`build_prompt`).
+    input, :func:`~larev_hf.modeling.input_formats.task_text`) and ``{label}`` filled in (:func:`build_prompt`).
 
     The model loads on the first :meth:`explain` call. ``name`` defaults to ``"hf:"`` + the last path component.
     """

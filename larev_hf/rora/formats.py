@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from larev_hf.modeling.templates import RORA_FORMAT, task_text
+from larev_hf.modeling.input_formats import RORA_FORMAT, task_text
 from larev_hf.rora.masking import sentinel
 
 INFILLER_TEMPLATE = "answer: {label} {x} rationale: {rationale}"

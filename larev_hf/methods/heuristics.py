@@ -20,13 +20,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from larev_hf.methods.base import Method, MethodResult, RunContext, Stage
 from larev_hf.methods.simulatability import SIMULATORS, simulator_correctness
 from larev_hf.scores import summarize_variants
+
+if TYPE_CHECKING:
+    from larev_hf.config import RunConfig
 
 
 def input_text(record: Mapping[str, Any]) -> str:
@@ -47,7 +50,7 @@ class HeuristicBaseline(Method):
     #: calibration must carry to compute it outside the run, and it cannot be scored there without that state
     needs_state: bool = False
 
-    def stages(self, config: Any) -> list[Stage]:
+    def stages(self, config: RunConfig) -> list[Stage]:
         return []
 
     def text_scores(self, records: Sequence[Mapping[str, Any]], texts: Sequence[str],
@@ -58,7 +61,8 @@ class HeuristicBaseline(Method):
 
     def score(self, context: RunContext, records, variants, shared) -> MethodResult:
         scores = self.pointwise(context, records, variants, shared)
-        summary = summarize_variants(scores, n_boot=context.config.n_boot, seed=context.config.seed)
+        summary = summarize_variants(scores, n_boot=context.config.evaluation.n_boot,
+                                     seed=context.config.training.seed)
         summary.update(unit=self.unit, kind=self.kind)
         columns = {f"{self.name}/{variant}": [float(x) for x in values] for variant, values in scores.items()}
         return MethodResult(summary, scores, columns)
@@ -198,7 +202,7 @@ class RationaleOnly(HeuristicBaseline):
     citation_keys = ("hase-etal-2020-leakage",)
     unit = "accuracy"
 
-    def stages(self, config: Any) -> list[Stage]:
+    def stages(self, config: RunConfig) -> list[Stage]:
         return [SIMULATORS]
 
     def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
