@@ -149,11 +149,15 @@ class BundleConfig:
         return [d for seed in (self.seeds or [None]) for d in self.model_dirs_of(seed).values()]
 
     def scoring_settings(self) -> dict[str, Any]:
-        """Everything that determines a score: what :attr:`EvaluatorBundle.settings_hash` hashes."""
+        """Everything that determines a score: what :attr:`EvaluatorBundle.settings_hash` hashes. A calibration's
+        ``fitted_on`` is left out: it records where the fit was made (paths included), which changes no score, so the
+        same recipe built in two places has one hashcode."""
+        calibration = None if self.calibration is None else \
+            {key: value for key, value in self.calibration.items() if key != "fitted_on"}
         return {"method": self.method, "task": self.task, "label_set": self.label_set, "input_format": self.input_format,
                 "reduction": self.reduction, "baseline_builder": self.baseline_builder,
                 "models": dict(self.models), "files_sha256": dict(self.files_sha256),
-                **({"calibration": self.calibration} if self.calibration is not None else {}),
+                **({"calibration": calibration} if calibration is not None else {}),
                 **({"label_offsets": self.label_offsets} if self.label_offsets is not None else {}),
                 **({"seed_models": self.seed_models} if self.seed_models is not None else {})}
 

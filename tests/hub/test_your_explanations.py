@@ -258,3 +258,17 @@ def test_an_unknown_evaluator_name_lists_the_names(capsys) -> None:
     assert main(["--quiet", "evaluators", "path", "nope"]) == 2
     assert "no named evaluator 'nope'; expected one of ['commonsenseqa', 'esnli', 'strategyqa']" in \
         capsys.readouterr().err
+
+
+def test_where_a_calibration_was_fitted_does_not_change_the_hashcode(tiny_bundles) -> None:
+    from larev_hf.scores.calibration import Calibration
+
+    config = EvaluatorBundle.from_pretrained(tiny_bundles["larev"]).config
+
+    def hashed(coef: float, run_dir: str) -> str:
+        calibration = Calibration(["larev"], [0.0], [1.0], [coef], 0.0, fitted_on={"run_dir": run_dir})
+        return json.dumps(dataclasses.replace(config, calibration=calibration.to_dict()).scoring_settings(),
+                          sort_keys=True)
+
+    # the same fit made in two directories is one evaluator; another coefficient is another
+    assert hashed(1.0, "/cache/run") == hashed(1.0, "/tmp/elsewhere/run") != hashed(2.0, "/cache/run")
