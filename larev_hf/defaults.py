@@ -18,6 +18,9 @@ N_BOOT = 1000
 IG_STEPS = 20
 #: Words per leakage term t_leak (thesis §4.5.2: the single most attributed word).
 IG_TOP_K = 1
+#: What IG attributes: log p(y | b) as in the thesis (eq. 4.2), or y's log-odds against the other labels.
+IG_TARGET = "log_prob"
+IG_TARGETS = ("log_prob", "log_odds")
 #: Keep IG from picking a stop word as t_leak (the next most attributed word is taken instead).
 STOP_WORD_GUARD = True
 

@@ -136,7 +136,7 @@ def test_the_report_says_which_values_the_backbone_decided() -> None:
 #: A settings dataclass: the run's sections, a method's or command's settings, a library config.
 SETTINGS_SUFFIXES = ("Settings", "Config", "Arguments", "Section")
 #: Fields with different names that hold the same knob: (class, field) → the knob (the run's flag name).
-SAME_KNOB = {("IGSettings", "n_steps"): "ig_steps", ("IGSettings", "top_k"): "ig_top_k",
+SAME_KNOB = {("IGSettings", "n_steps"): "ig_steps", ("IGSettings", "top_k"): "ig_top_k", ("IGSettings", "target"): "ig_target",
              ("DetectorSettings", "threshold"): "rora_threshold", ("DetectorSettings", "top_k"): "rora_top_k"}
 #: Knobs that each experiment sizes on its own and that agree today by choice, not by definition: FRAME's and
 #: VARIF's data set, backbone and test-set size (their training sets differ: 2000 / 5000 examples).
@@ -194,6 +194,7 @@ def test_a_flag_and_the_library_setting_it_feeds_share_one_default() -> None:
              (MaskSettings, "ig_steps"), (VarifSettings, "ig_steps")),
             ((IGSettings, "top_k"), (LarevSettings, "ig_top_k")),
             ((IGSettings, "stop_word_guard"), (LarevSettings, "stop_word_guard")),
+            ((IGSettings, "target"), (LarevSettings, "ig_target")),
             ((IRMProbeConfig, "probe_every_n_steps"), (LarevSettings, "probe_every_n_steps")),
             ((DetectorSettings, "threshold"), (RoraRunSettings, "rora_threshold")),
             ((DetectorSettings, "top_k"), (RoraRunSettings, "rora_top_k")),

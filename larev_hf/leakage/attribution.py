@@ -2,7 +2,13 @@
 
 IG (thesis eq. 4.2; Sundararajan et al. 2017) runs on the encoder input embeddings of Φ_base with
 respect to log p_Φbase(y | b), so a large positive attribution marks a word that makes the gold
-label more likely: a label cue. Subword attributions (summed over the embedding dimension) are
+label more likely: a label cue. The attributions sum to log p(y | b) − log p(y | 0): where Φ_base
+already gives y at the all-zero input (the label it falls back on) and is sure of y on b, that
+total is near 0 and the cue that b states goes unnoticed. On StrategyQA's yes/no baselines
+("…? yes.") t5-tiny's Φ_base falls back on "yes": the answer word was t_leak for 969 of 971
+"no" baselines and 180 of 861 "yes" ones. ``target="log_odds"`` attributes the gold label's
+log-odds against the other labels instead, log p(y | b) − log Σ_{y'≠y} p(y' | b), which does not
+saturate as p(y | b) → 1 (docs/larev.md, "IG's target"). Subword attributions (summed over the embedding dimension) are
 summed into words; t_leak is the top word (or the top-k words), skipping stop words and
 punctuation when the guard is on (the thesis notes IG sometimes picks function words, §6.2).
 
@@ -22,7 +28,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from larev_hf.defaults import IG_STEPS, IG_TOP_K, STOP_WORD_GUARD
+from larev_hf.defaults import IG_STEPS, IG_TARGET, IG_TARGETS, IG_TOP_K, STOP_WORD_GUARD
 from larev_hf.modeling.scoring import pad_rows
 
 STOP_WORDS = frozenset(
@@ -52,7 +58,8 @@ class LeakageTerm:
 
 @dataclass
 class IGSettings:
-    """Integrated Gradients options: steps, batching, how many words form t_leak, the stop-word guard."""
+    """Integrated Gradients options: steps, batching, the attributed quantity, how many words form t_leak, the
+    stop-word guard."""
 
     n_steps: int = IG_STEPS
     batch_size: int = 16
@@ -60,6 +67,11 @@ class IGSettings:
     top_k: int = IG_TOP_K
     min_score: float | None = None
     stop_word_guard: bool = STOP_WORD_GUARD
+    target: str = IG_TARGET
+
+    def __post_init__(self) -> None:
+        if self.target not in IG_TARGETS:
+            raise ValueError(f"IG target must be one of {IG_TARGETS}, got {self.target!r}")
 
 
 def word_spans(tokenizer: PreTrainedTokenizerBase, text: str) -> tuple[list[int | None], list[tuple[int, int]]]:
@@ -119,9 +131,11 @@ def integrated_gradients_word_scores(
     labels: Sequence[str],
     settings: IGSettings | None = None,
     progress: bool = False,
+    candidates: Sequence[Sequence[str]] | None = None,
 ) -> list[tuple[list[tuple[int, int]], list[float]]]:
-    """IG of log p(y | text) over the encoder input embeddings (thesis eq. 4.2), summed over the embedding dimension
-    and over each word's subwords: per text, the words' character spans and their attributions."""
+    """IG of log p(y | text) (or, with ``settings.target == "log_odds"``, of y's log-odds against the other labels
+    among the row's ``candidates``: the task's labels or the instance's answer choices) over the encoder input embeddings (thesis eq. 4.2), summed over the embedding dimension and over
+    each word's subwords: per text, the words' character spans and their attributions."""
     from captum.attr import IntegratedGradients
 
     settings = settings or IGSettings()
@@ -140,7 +154,22 @@ def integrated_gradients_word_scores(
         token = torch.log_softmax(logits.float(), -1).gather(-1, label_ids.clamp(min=0).unsqueeze(-1)).squeeze(-1)
         return (token * label_mask).sum(-1)
 
-    ig = IntegratedGradients(log_prob)
+    def log_odds(inputs_embeds, attention_mask, label_ids, other_label_ids):
+        others = torch.stack([log_prob(inputs_embeds, attention_mask, other_label_ids[:, k])
+                              for k in range(other_label_ids.shape[1])])
+        return log_prob(inputs_embeds, attention_mask, label_ids) - torch.logsumexp(others, dim=0)
+
+    others: list[list[str]] = []
+    if settings.target == "log_odds":
+        if candidates is None or len(candidates) != len(texts):
+            raise ValueError("IG's log-odds target needs each row's candidate labels (the task's labels or choices)")
+        others = [[c for c in dict.fromkeys(row) if c != label] for row, label in zip(candidates, labels, strict=True)]
+        bad = [i for i, (row, label) in enumerate(zip(candidates, labels, strict=True)) if label not in row]
+        if bad or len({len(row) for row in others}) != 1 or not others[0]:
+            row = bad[0] if bad else 0
+            raise ValueError(f"IG's log-odds target: row {row} has label {labels[row]!r} and candidates "
+                             f"{list(candidates[row])}; every row needs its label among the same number (≥ 2) of them")
+    ig = IntegratedGradients(log_odds if settings.target == "log_odds" else log_prob)
     # Batches of similar length (little padding); results go back in input order. Weights need no gradient: only
     # the input embeddings' is used, and frozen weights keep autograd from saving what their gradients would need.
     source_ids = tokenizer(list(texts), truncation=True)["input_ids"]  # tokenized once: sort key and batches
@@ -154,14 +183,17 @@ def integrated_gradients_word_scores(
             index = order[start : start + settings.batch_size]
             input_ids, attention_mask = pad_rows([source_ids[i] for i in index], tokenizer.pad_token_id)
             input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
-            label_ids = tokenizer(text_target=[labels[i] for i in index], return_tensors="pt", padding=True)["input_ids"]
-            label_ids = label_ids.masked_fill(label_ids == tokenizer.pad_token_id, -100).to(device)
+            label_ids = _label_ids(tokenizer, [labels[i] for i in index]).to(device)
+            forward_args: tuple = (attention_mask, label_ids)
+            if others:  # the log-odds target: each row's other labels, (rows, K, length)
+                flat = _label_ids(tokenizer, [label for i in index for label in others[i]])
+                forward_args += (flat.view(len(index), len(others[0]), -1).to(device),)
             with torch.no_grad():
                 inputs_embeds = embed(input_ids)
             attributions = ig.attribute(
                 inputs_embeds,
                 baselines=torch.zeros_like(inputs_embeds),
-                additional_forward_args=(attention_mask, label_ids),
+                additional_forward_args=forward_args,
                 n_steps=settings.n_steps,
                 internal_batch_size=settings.internal_batch_size or len(index) * settings.n_steps,
             )
@@ -179,6 +211,12 @@ def integrated_gradients_word_scores(
     return out  # type: ignore[return-value]
 
 
+def _label_ids(tokenizer: PreTrainedTokenizerBase, labels: Sequence[str]) -> torch.Tensor:
+    """The labels' target token ids, padded with -100 (ignored) to one length."""
+    ids = tokenizer(text_target=list(labels), return_tensors="pt", padding=True)["input_ids"]
+    return ids.masked_fill(ids == tokenizer.pad_token_id, -100)
+
+
 def integrated_gradients_terms(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -187,12 +225,15 @@ def integrated_gradients_terms(
     settings: IGSettings | None = None,
     progress: bool = False,
     regions: Sequence[tuple[int, int]] | None = None,
+    candidates: Sequence[Sequence[str]] | None = None,
 ) -> list[LeakageTerm]:
-    """t_leak for every (b, y): IG of log p_Φbase(y | b) over b's input embeddings, summed to words.
+    """t_leak for every (b, y): IG of log p_Φbase(y | b) (or y's log-odds, ``settings.target``) over b's input
+    embeddings, summed to words.
 
-    ``regions`` optionally restricts, per text, the character range t_leak may come from.
+    ``regions`` optionally restricts, per text, the character range t_leak may come from; ``candidates`` are each
+    row's possible labels, needed by the log-odds target.
     """
     settings = settings or IGSettings()
-    scored = integrated_gradients_word_scores(model, tokenizer, texts, labels, settings, progress)
+    scored = integrated_gradients_word_scores(model, tokenizer, texts, labels, settings, progress, candidates)
     return [select_leakage_term(text, spans, scores, settings, regions[i] if regions is not None else None)
             for i, (text, (spans, scores)) in enumerate(zip(texts, scored, strict=True))]

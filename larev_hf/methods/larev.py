@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from larev_hf.defaults import IG_STEPS, IG_TOP_K, PROBE_EVERY_N_STEPS, STOP_WORD_GUARD
+from larev_hf.defaults import IG_STEPS, IG_TARGET, IG_TARGETS, IG_TOP_K, PROBE_EVERY_N_STEPS, STOP_WORD_GUARD
 from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods.base import MethodResult, RunContext, Stage
 from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, cvi_variant_scores
@@ -63,6 +63,10 @@ class LarevSettings:
         stages=PHI_LA_STAGES)
     ig_steps: int = help_field(IG_STEPS, "Integrated Gradients steps")
     ig_top_k: int = help_field(IG_TOP_K, "words per leakage term")
+    ig_target: str = help_field(
+        IG_TARGET, "what IG attributes to b's words: log_prob, log p(y | b) as in the thesis, or log_odds, y's log-odds "
+        "against the other labels, which still finds the label b states where Φ_base is sure of y without it (a yes/no "
+        "task's fallback answer)", choices=IG_TARGETS, stages=("ig", "environments", "probe", *PHI_LA_STAGES))
     stop_word_guard: bool = help_field(STOP_WORD_GUARD, "let IG pick stop words as t_leak", flag="--no-stop-word-guard")
     ablations: bool = help_field(False, "also train Φ_LA with λ_IRM = 0, λ_probe = 0 and both 0 (table 5.6)",
                                  report_only=True)
@@ -92,12 +96,14 @@ def _ig(context: RunContext) -> None:
 
     larev, train = context.config.method_settings(LarevSettings), context.split_records("train")
     fmt = get_input_format(context.config.model.input_format)
-    settings = IGSettings(n_steps=larev.ig_steps, top_k=larev.ig_top_k, stop_word_guard=larev.stop_word_guard)
+    settings = IGSettings(n_steps=larev.ig_steps, top_k=larev.ig_top_k, stop_word_guard=larev.stop_word_guard,
+                          target=larev.ig_target)
     offset = fmt.baseline_offset
     terms = integrated_gradients_terms(context.model("phi_base"), context.tokenizer(),
                                        [fmt.baseline_input(r["baseline"]) for r in train], [r["label"] for r in train],
                                        settings, progress=context.progress,
-                                       regions=[(offset, offset + len(r["baseline"])) for r in train])
+                                       regions=[(offset, offset + len(r["baseline"])) for r in train],
+                                       candidates=_candidate_labels(train))
     rows = []
     for record, term in zip(train, terms, strict=True):
         row = {"id": record["id"], **term.to_dict()}
@@ -109,6 +115,12 @@ def _ig(context: RunContext) -> None:
         "n_examples": len(rows), "stop_word_guard_fired": sum(row["guard_fired"] for row in rows),
         "most_common_terms": counts.most_common(25), "ig_settings": vars(settings),
     })
+
+
+def _candidate_labels(records: list[dict[str, Any]]) -> list[list[str]]:
+    """Each record's possible labels: its answer choices (QA, yes/no), else the labels seen in ``records`` (NLI)."""
+    task_labels = sorted({r["label"] for r in records})
+    return [list(r.get("choices") or task_labels) for r in records]
 
 
 def _environments(context: RunContext) -> None:
