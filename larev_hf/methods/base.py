@@ -14,15 +14,32 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 
 from larev_hf.citations import bibtex
 from larev_hf.scores.simulatability import correctness
 
-if TYPE_CHECKING:  # for the hints only: the run's configuration composes the methods' settings, one layer up
-    from larev_hf.config import RunConfig
+SettingsT = TypeVar("SettingsT")
+
+
+class RunSettings(Protocol):
+    """What a method reads of a run's configuration. :class:`larev_hf.config.RunConfig`, one layer up, implements it
+    (it composes the methods' settings dataclasses, so the methods cannot import it)."""
+
+    data: Any  #: the data section (``dataset``, ``max_train_examples``, ...)
+    model: Any  #: the model section (``backbone``, ``input_format``, ``reduction``, ``backbone_defaults``)
+    training: Any  #: the training section (``seed``, ``learning_rate``, ...)
+    evaluation: Any  #: the evaluation section (``n_boot``, ...)
+    run: Any  #: the run section (``method``)
+    peft: Any  #: the LoRA section (``lora``, ...)
+
+    @property
+    def methods(self) -> tuple[str, ...]: ...
+    def method_settings(self, cls: type[SettingsT]) -> SettingsT: ...
+    def given(self, name: str) -> Any: ...
+    def train_settings(self, progress: bool = True) -> Any: ...
 
 
 class RunContext(Protocol):
@@ -30,7 +47,7 @@ class RunContext(Protocol):
 
     #: the run's settings: the core sections (``config.data``, ``config.training``, ...) and each method's own
     #: (``config.method_settings(LarevSettings)``).
-    config: RunConfig
+    config: RunSettings
     progress: bool
 
     def path(self, *parts: str) -> Path: ...
@@ -119,7 +136,7 @@ class Method:
     #: (LAREV-G) does not.
     in_all: ClassVar[bool] = True
 
-    def stages(self, config: RunConfig) -> list[Stage]:
+    def stages(self, config: RunSettings) -> list[Stage]:
         """The stages this method needs under ``config``, in order (shared ones included)."""
         raise NotImplementedError
 
@@ -138,7 +155,7 @@ class Method:
         what the meta-evaluation (:mod:`larev_hf.meta`) ranks. ``records[i]["label"]`` is the label scored."""
         raise NotImplementedError(f"{self.title} has no pointwise score")
 
-    def validate(self, config: RunConfig) -> None:
+    def validate(self, config: RunSettings) -> None:
         """Refuse settings that cannot work together (raise ``ValueError`` naming the flag)."""
 
     def bundle_scorer(self, models: Mapping[str, Any], tokenizer: Any, config: Any, batch_size: int) -> BundleScorer:
@@ -146,11 +163,11 @@ class Method:
         :class:`~larev_hf.hub.BundleConfig` (``input_format``, ``reduction``, ``task``, ``label_set``)."""
         raise NotImplementedError(f"{self.title} has no bundle scorer")
 
-    def bundle_tokenizer(self, config: RunConfig) -> tuple[str, ...]:
+    def bundle_tokenizer(self, config: RunSettings) -> tuple[str, ...]:
         """Where, inside a run directory with settings ``config``, the tokenizer a bundle ships lives."""
         return ("tokenizer",)
 
-    def bundle_input_format(self, config: RunConfig) -> str:
+    def bundle_input_format(self, config: RunSettings) -> str:
         """The input format a bundle records (REV/LAREV: the run's; RoRA: ``"rora"``)."""
         return self.name if self.reads_input else config.model.input_format
 

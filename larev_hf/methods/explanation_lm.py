@@ -26,15 +26,13 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from larev_hf.methods.base import RunSettings
 from larev_hf.methods.heuristics import HeuristicBaseline, input_text
 from larev_hf.methods.settings import help_field
-
-if TYPE_CHECKING:
-    from larev_hf.config import RunConfig
 
 #: Weight of a uniform distribution over the vocabulary (nltk's, with its ``<UNK>``) inside ``p_LM``, so that a word
 #: the training explanations never used has a finite log-probability (Witten-Bell's unigram level gives it 0).
@@ -55,7 +53,7 @@ class ExplanationLMSettings:
         "blind to which input the rationale explains; chosen on the select half of the SNLI acceptability file)",
         report_only=True)
 
-    def validate(self, config: RunConfig | None) -> None:
+    def validate(self, config: RunSettings | None) -> None:
         if self.explanation_lm_order < 1:
             raise ValueError(f"--explanation-lm-order {self.explanation_lm_order}: expected an integer ≥ 1")
         if not 0.0 <= self.explanation_lm_copy < 1.0:

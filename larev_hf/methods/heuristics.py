@@ -20,16 +20,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from larev_hf.methods.base import Method, MethodResult, RunContext, Stage
+from larev_hf.methods.base import Method, MethodResult, RunContext, RunSettings, Stage
 from larev_hf.methods.simulatability import SIMULATORS, simulator_correctness
 from larev_hf.scores import summarize_variants
-
-if TYPE_CHECKING:
-    from larev_hf.config import RunConfig
 
 
 def input_text(record: Mapping[str, Any]) -> str:
@@ -50,7 +47,7 @@ class HeuristicBaseline(Method):
     #: calibration must carry to compute it outside the run, and it cannot be scored there without that state
     needs_state: bool = False
 
-    def stages(self, config: RunConfig) -> list[Stage]:
+    def stages(self, config: RunSettings) -> list[Stage]:
         return []
 
     def text_scores(self, records: Sequence[Mapping[str, Any]], texts: Sequence[str],
@@ -202,7 +199,7 @@ class RationaleOnly(HeuristicBaseline):
     citation_keys = ("hase-etal-2020-leakage",)
     unit = "accuracy"
 
-    def stages(self, config: RunConfig) -> list[Stage]:
+    def stages(self, config: RunSettings) -> list[Stage]:
         return [SIMULATORS]
 
     def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:

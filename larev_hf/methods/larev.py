@@ -13,19 +13,16 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from larev_hf.defaults import IG_STEPS, IG_TARGET, IG_TARGETS, IG_TOP_K, PROBE_EVERY_N_STEPS, STOP_WORD_GUARD
 from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
-from larev_hf.methods.base import MethodResult, RunContext, Stage
+from larev_hf.methods.base import MethodResult, RunContext, RunSettings, Stage
 from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, cvi_variant_scores
 from larev_hf.methods.settings import help_field
 from larev_hf.modeling.input_formats import get_input_format
 from larev_hf.scores import summarize_variants
 from larev_hf.training.settings import PENALTY_WARMUP_RATIO
-
-if TYPE_CHECKING:
-    from larev_hf.config import RunConfig
 
 #: Ablations of the LAREV objective (thesis table 5.6): model name → which penalties are switched off.
 ABLATIONS = {
@@ -79,12 +76,12 @@ class LarevSettings:
         "preset read its input on open-label data such as CoS-E); default: the backbone's (fresh; phi for "
         "minilm2minilm)", choices=PHI_LA_INITS, stages=PHI_LA_STAGES)
 
-    def validate(self, config: RunConfig) -> None:
+    def validate(self, config: RunSettings) -> None:
         if self.phi_la_init is not None and self.phi_la_init not in PHI_LA_INITS:
             raise ValueError(f"phi_la_init must be one of {PHI_LA_INITS}, got {self.phi_la_init!r}")
 
 
-def needs_probe(config: RunConfig) -> bool:
+def needs_probe(config: RunSettings) -> bool:
     """ψ is trained only if some Φ_LA uses it (λ_probe > 0, or the ablations, whose λ_IRM = 0 model keeps it)."""
     settings = config.method_settings(LarevSettings)
     return settings.lambda_probe > 0 or settings.ablations
@@ -236,7 +233,7 @@ class LAREV(ConditionalVMethod):
     model_titles = {"baseline": "Φ_base (b → y)", "rationale": "Φ_LA (r ⊕ b → y, leakage-aware)"}
     settings_class = LarevSettings
 
-    def stages(self, config: RunConfig) -> list[Stage]:
+    def stages(self, config: RunSettings) -> list[Stage]:
         stages = [PHI_BASE, PHI, IG, ENVIRONMENTS_STAGE, *([PROBE] if needs_probe(config) else []),
                   Stage("phi_la", partial(train_phi_la, "phi_la"))]
         if config.method_settings(LarevSettings).ablations:

@@ -19,9 +19,9 @@ The thesis's LAREV is unchanged (``--method larev``); ``--method larev_grounded`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from larev_hf.methods.base import MethodResult, RunContext, Stage
+from larev_hf.methods.base import MethodResult, RunContext, RunSettings, Stage
 from larev_hf.methods.larev import (
     ENVIRONMENTS_STAGE,
     IG,
@@ -33,9 +33,6 @@ from larev_hf.methods.larev import (
 )
 from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod
 from larev_hf.methods.settings import comma_list, help_field
-
-if TYPE_CHECKING:
-    from larev_hf.config import RunConfig
 
 #: Φ_G's model directory (``models/phi_grounded``).
 PHI_GROUNDED = "phi_grounded"
@@ -60,7 +57,7 @@ class GroundedSettings:
         "other_instance, uniform for word_shuffle",
         choices=("label", "uniform", "mixed"), stages=(PHI_GROUNDED,))
 
-    def validate(self, config: RunConfig) -> None:
+    def validate(self, config: RunSettings) -> None:
         from larev_hf.leakage import GROUNDING_ENVIRONMENTS
 
         unknown = [name for name in self.grounding_environments if name not in GROUNDING_ENVIRONMENTS]
@@ -105,7 +102,7 @@ class GroundedLAREV(LAREV):
     settings_class = GroundedSettings
     in_all = False  # an extension under measurement: asked by name (`--method larev,larev_grounded`)
 
-    def stages(self, config: RunConfig) -> list[Stage]:
+    def stages(self, config: RunSettings) -> list[Stage]:
         return [PHI_BASE, PHI, IG, ENVIRONMENTS_STAGE, *([PROBE] if needs_probe(config) else []),
                 Stage(PHI_GROUNDED, train_phi_grounded)]
 

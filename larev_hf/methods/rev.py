@@ -9,16 +9,13 @@ the shared Φ_base (REV eq. 5-6; LAREV, thesis eq. 4.4) — and declares the sha
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
-from larev_hf.methods.base import Method, MethodResult, RunContext, Stage, choice_accuracy
+from larev_hf.methods.base import Method, MethodResult, RunContext, RunSettings, Stage, choice_accuracy
 from larev_hf.modeling.input_formats import get_input_format
 from larev_hf.scores.stats import summarize_variants
-
-if TYPE_CHECKING:
-    from larev_hf.config import RunConfig
 
 
 def _train_phi_base(context: RunContext) -> None:
@@ -131,5 +128,5 @@ class REV(ConditionalVMethod):
     roles = {"baseline": "phi_base", "rationale": "phi"}
     model_titles = {"baseline": "Φ_base (b → y)", "rationale": "Φ (r ⊕ b → y)"}
 
-    def stages(self, config: RunConfig) -> list[Stage]:
+    def stages(self, config: RunSettings) -> list[Stage]:
         return [PHI_BASE, PHI]

@@ -17,13 +17,12 @@ import numpy as np
 
 from larev_hf.defaults import RORA_THRESHOLD, RORA_TOP_K
 from larev_hf.io import write_json
-from larev_hf.methods.base import Method, MethodResult, RunContext, Stage, choice_accuracy
+from larev_hf.methods.base import Method, MethodResult, RunContext, RunSettings, Stage, choice_accuracy
 from larev_hf.methods.settings import help_field
 from larev_hf.scores import summarize_variants
 from larev_hf.training.settings import TrainSettings
 
 if TYPE_CHECKING:
-    from larev_hf.config import RunConfig
     from larev_hf.rora import RoRASettings
 
 #: Where a run with ``rora_classifier`` keeps the classifier encoder's tokenizer (Θ and Φ share it).
@@ -59,7 +58,7 @@ class RoraRunSettings:
         "('minilm' = the offline MiniLM-L6, or a checkpoint such as microsoft/deberta-v3-large); default: seq2seq "
         "evaluators on --backbone", metavar="ENCODER")
 
-    def validate(self, config: RunConfig) -> None:
+    def validate(self, config: RunSettings) -> None:
         if self.rora_classifier and "rora" not in config.methods:
             raise ValueError(f"--rora-classifier {self.rora_classifier!r} applies to RoRA; add rora to "
                              f"--method {config.run.method!r}")
@@ -67,12 +66,12 @@ class RoraRunSettings:
             raise ValueError("--rora-classifier trains its encoder in full; LoRA (--lora) applies to the seq2seq models only")
 
 
-def classifier_of(config: RunConfig) -> str | None:
+def classifier_of(config: RunSettings) -> str | None:
     """``--rora-classifier``: the encoder of RoRA's classifier variant, or ``None`` for seq2seq evaluators."""
     return config.method_settings(RoraRunSettings).rora_classifier
 
 
-def rora_settings(config: RunConfig) -> RoRASettings:
+def rora_settings(config: RunSettings) -> RoRASettings:
     """The run's :class:`~larev_hf.rora.RoRASettings` (threshold and λ from the config, the rest RoRA's defaults)."""
     from larev_hf.rora import DetectorSettings, RoRASettings
 
@@ -85,7 +84,7 @@ def rora_settings(config: RunConfig) -> RoRASettings:
                         lambda_irm=lambda_irm).resolved(rora.rora_classifier or config.model.backbone)
 
 
-def classifier_train_settings(config: RunConfig, progress: bool = True) -> TrainSettings:
+def classifier_train_settings(config: RunSettings, progress: bool = True) -> TrainSettings:
     """Training settings of RoRA's classifier variant. The encoder is pretrained, so its learning rate is the
     pretrained-checkpoint default (3e-5, thesis §5.3.3) whatever the backbone's; epochs and batch size follow
     ``num_train_epochs`` / ``batch_size`` when set, else the same defaults."""
@@ -238,11 +237,11 @@ class RoRA(Method):
     reads_input = True
     settings_class = RoraRunSettings
 
-    def stages(self, config: RunConfig) -> list[Stage]:
+    def stages(self, config: RunSettings) -> list[Stage]:
         return [Stage("rora_detector", _detector), Stage("rora_masked", _masked), Stage("rora_infiller", _infiller),
                 Stage("rora_counterfactuals", _counterfactuals), Stage("rora_phi", _phi), Stage("rora_theta", _theta)]
 
-    def bundle_tokenizer(self, config: RunConfig) -> tuple[str, ...]:
+    def bundle_tokenizer(self, config: RunSettings) -> tuple[str, ...]:
         return ("rora", CLASSIFIER_TOKENIZER) if classifier_of(config) else ("tokenizer",)
 
     def bundle_scorer(self, models, tokenizer, config, batch_size) -> RoRABundleScorer:

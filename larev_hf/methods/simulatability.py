@@ -7,15 +7,12 @@ and shared); its per-view correctness is computed once per scoring pass. The met
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from larev_hf.methods.base import Method, MethodResult, RunContext, Stage
+from larev_hf.methods.base import Method, MethodResult, RunContext, RunSettings, Stage
 from larev_hf.scores.simulatability import las_contributions, rq_scores, summarize_simulatability
-
-if TYPE_CHECKING:
-    from larev_hf.config import RunConfig
 
 
 def _train_simulators(context: RunContext) -> None:
@@ -52,7 +49,7 @@ class SimulatabilityMethod(Method):
     roles = {}
     unit = "accuracy"
 
-    def stages(self, config: RunConfig) -> list[Stage]:
+    def stages(self, config: RunSettings) -> list[Stage]:
         return [SIMULATORS]
 
     def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
