@@ -147,11 +147,13 @@ def render_generators(figures: Mapping[str, Any], metrics: Mapping[str, Any]) ->
     """RoRA's tables 2 and 3 (:mod:`larev_hf.meta.human_generators`): mean per generator and Kendall τ of the order;
     Spearman, Pearson and the partial Spearman given length per rationale."""
     names = figures["generators"]
-    out = ["", "### By generator (RoRA table 2: the mean per generator; τ: Kendall τ of the order against people's)", "",
-           markdown_table(["", *names, "τ"],
-                          [["people", *(f"{figures['people'][g]:.2f}" for g in names), "1.00"],
+    out = ["", "### By generator (RoRA table 2: the mean per generator; τ: Kendall τ of the order against people's, "
+           "with its interval; P(τ = 1): the share of bootstrap replicates ordering the generators as people do)", "",
+           markdown_table(["", *names, "τ", "P(τ = 1)"],
+                          [["people", *(f"{figures['people'][g]:.2f}" for g in names), "1.00", ""],
                            *[[metrics[name]["title"], *(f"{entry['means'][g]:+.3f}" for g in names),
-                              _number(entry["kendall_tau"])] for name, entry in figures["metrics"].items()]]),
+                              _tau(entry), f"{entry['share_tau_1']:.2f}" if "share_tau_1" in entry else "—"]
+                             for name, entry in figures["metrics"].items()]]),
            "", "### Per rationale (RoRA table 3), and what each metric adds to length", "",
            markdown_table(["Metric", "Spearman ρ", "Pearson r", "partial ρ given length"],
                           [[metrics[name]["title"], _interval(entry["spearman"]), _interval(entry["pearson"]),
@@ -159,6 +161,12 @@ def render_generators(figures: Mapping[str, Any], metrics: Mapping[str, Any]) ->
                             if "partial_spearman_given_length" in entry else "—"]
                            for name, entry in figures["metrics"].items()])]
     return out
+
+
+def _tau(entry: Mapping[str, Any]) -> str:
+    interval = entry.get("kendall_tau_ci95")
+    text = _number(entry["kendall_tau"])
+    return f"{text} [{interval[0]:+.2f}, {interval[1]:+.2f}]" if interval else text
 
 
 def plot_human_agreement(report: Mapping[str, Any], columns: Mapping[str, np.ndarray], human: np.ndarray,

@@ -45,3 +45,11 @@ def test_generator_figures_order_generators_as_people_do() -> None:
     assert spearman["ci95"][0] < spearman["value"] < spearman["ci95"][1]
     assert "partial_spearman_given_length" not in figures["metrics"]["length"]
     assert figures["metrics"]["good"]["partial_spearman_given_length"]["value"] > 0.5
+    # the order's firmness: a metric that follows people orders them exactly in (nearly) every replicate, length in
+    # none (GPT-3.5's longer rationales are no sampling accident); a noise column's τ interval spans 0
+    assert figures["metrics"]["good"]["share_tau_1"] > 0.95
+    assert figures["metrics"]["length"]["share_tau_1"] == 0.0
+    noise = rng.normal(size=len(sources))
+    noisy = generator_figures({"noise": noise}, human, sources, instances, n_boot=200, seed=0)["metrics"]["noise"]
+    low, high = noisy["kendall_tau_ci95"]
+    assert low < 0 < high and noisy["share_tau_1"] < 0.5
