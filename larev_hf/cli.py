@@ -260,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     hf_logging.disable_progress_bar()  # sub-second "Loading weights" / "Writing model shards" bars, one per model
     from larev_hf.config import RunConfig, config_from_args
     from larev_hf.hub.named import EvaluatorBuildError
-    from larev_hf.pipeline import Run, dumps_summary
+    from larev_hf.pipeline import Run
+    from larev_hf.report import dumps_summary
     from larev_hf.runner import DirectoryLockedError
 
     # progress bars on a terminal only: in a log file their carriage returns pile up (the stage lines remain)

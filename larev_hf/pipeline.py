@@ -10,7 +10,6 @@ and ``report-<methods>``. :class:`~larev_hf.runner.StageRunner` does the bookkee
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import os
 from collections.abc import Callable
@@ -21,9 +20,9 @@ from larev_hf.config import RunConfig
 from larev_hf.data import (
     add_baselines,
     add_variants,
+    baseline_builder_from_spec,
     load_examples,
     load_explanations,
-    make_baseline_builder,
     source_files,
 )
 from larev_hf.data.variants import build_variants
@@ -31,7 +30,7 @@ from larev_hf.io import DataError, file_sha256, read_json, read_jsonl, write_jso
 from larev_hf.methods import Stage, get_method, method_names
 from larev_hf.methods.larev import LarevSettings
 from larev_hf.modeling import build_model, build_tokenizer, check_backbone, is_preset, load_evaluator
-from larev_hf.report import majority_class, separation_title, write_report
+from larev_hf.report import majority_class, write_report
 from larev_hf.runner import StageRunner
 from larev_hf.scores import VARIANTS
 from larev_hf.scores.stats import summarize_by_label
@@ -376,30 +375,4 @@ class Run:
         return cls(RunConfig.from_dict(read_json(config_path), source=str(config_path)), run_dir, progress)
 
 
-def baseline_builder_from_spec(spec: str, seed: int = 0):
-    """``"template"``, ``"paraphrase:<model>"`` (REV's e-SNLI paraphraser) or ``"qa2d:<model>"`` (a QA→declarative model)."""
-    if spec == "template":
-        return make_baseline_builder("template", seed=seed)
-    mode, _, model = spec.partition(":")
-    if mode not in ("paraphrase", "qa2d") or not model:
-        raise ValueError(f"baseline builder {spec!r}: expected 'template', 'paraphrase:<model>' or 'qa2d:<model>'")
-    return make_baseline_builder("hf", model_name_or_path=model, mode=mode, seed=seed)
-
-
-def dumps_summary(report: dict) -> str:
-    """A one-screen text summary of a report for the console."""
-    lines = [f"{report['dataset']} / {report['split']} (n = {report['n_examples']})"]
-
-    def number(value: float | None) -> str:  # LAS is None where a leakage group is empty
-        return "   n/a" if value is None else f"{value:+.3f}"
-
-    for method, entry in report["methods"].items():
-        seps = entry["separations"]
-        parts = " ".join(f"{separation_title(key).replace(' ', '')} {number(value)}" for key, value in seps.items()
-                         if key != "sum")
-        lines.append(f"  {method.upper():6s} gold {number(entry['absolute'].get('gold'))} | {parts} "
-                     f"SUM {number(seps['sum'])}" + (" (accuracy)" if entry.get("unit") == "accuracy" else ""))
-    return "\n".join(lines) + "\n" + json.dumps(report.get("accuracy", {}))
-
-
-__all__ = ["Run", "RunConfig", "SPLITS", "baseline_builder_from_spec", "dumps_summary"]
+__all__ = ["Run", "RunConfig", "SPLITS"]

@@ -12,6 +12,7 @@ tables and stay out of the chart, whose axis is in nats. The metric baselines (V
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -364,3 +365,19 @@ def write_report(report: dict[str, Any], output_dir: str | os.PathLike) -> dict[
     write_text(paths["markdown"], render_markdown(report))
     plot_separations(report, paths["plot"])
     return paths
+
+
+def dumps_summary(report: dict) -> str:
+    """A one-screen text summary of a report for the console."""
+    lines = [f"{report['dataset']} / {report['split']} (n = {report['n_examples']})"]
+
+    def number(value: float | None) -> str:  # LAS is None where a leakage group is empty
+        return "   n/a" if value is None else f"{value:+.3f}"
+
+    for method, entry in report["methods"].items():
+        seps = entry["separations"]
+        parts = " ".join(f"{separation_title(key).replace(' ', '')} {number(value)}" for key, value in seps.items()
+                         if key != "sum")
+        lines.append(f"  {method.upper():6s} gold {number(entry['absolute'].get('gold'))} | {parts} "
+                     f"SUM {number(seps['sum'])}" + (" (accuracy)" if entry.get("unit") == "accuracy" else ""))
+    return "\n".join(lines) + "\n" + json.dumps(report.get("accuracy", {}))

@@ -171,8 +171,7 @@ def test_bad_input_stops_with_a_located_error_and_writes_nothing(tmp_path, capsy
 
 
 def test_baseline_builder_specs():
-    from larev_hf.data.vacuous import HFBaselineBuilder, TemplateBaselineBuilder
-    from larev_hf.pipeline import baseline_builder_from_spec
+    from larev_hf.data import HFBaselineBuilder, TemplateBaselineBuilder, baseline_builder_from_spec
 
     assert isinstance(baseline_builder_from_spec("template", seed=3), TemplateBaselineBuilder)
     with pytest.raises(ValueError, match="'paraphrase:<model>'"):

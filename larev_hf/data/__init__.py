@@ -1,5 +1,12 @@
 """Data layer: one schema, loaders for rationale data sets, a synthetic task, baselines and variants."""
 
+from larev_hf.data.baseline_builders import (
+    HFBaselineBuilder,
+    add_baselines,
+    baseline_builder_from_config,
+    baseline_builder_from_spec,
+    make_baseline_builder,
+)
 from larev_hf.data.formats import (
     EXPLANATION_COLUMNS,
     infer_dataset_kind,
@@ -37,13 +44,9 @@ from larev_hf.data.synthetic import (
 from larev_hf.data.vacuous import (
     NLI_VERBALIZERS,
     BaselineBuilder,
-    HFBaselineBuilder,
     TemplateBaselineBuilder,
-    add_baselines,
-    baseline_builder_from_config,
     instance_key,
     label_verbalization,
-    make_baseline_builder,
     nli_baseline,
     qa_baseline,
     yesno_baseline,
@@ -71,6 +74,7 @@ __all__ = [
     "instance_key",
     "add_variants",
     "baseline_builder_from_config",
+    "baseline_builder_from_spec",
     "build_variants",
     "label_verbalization",
     "infer_dataset_kind",

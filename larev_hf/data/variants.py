@@ -1,7 +1,7 @@
 """Rationale variants that separate new information from label leakage (LAREV thesis §5.2.1, appendix C.1).
 
 For each example with a gold rationale ``r`` and a vacuous baseline ``b``
-(:func:`~larev_hf.data.vacuous.add_baselines`):
+(:func:`~larev_hf.data.baseline_builders.add_baselines`):
 
 - ``gold``: ``r`` — the human rationale.
 - ``gold_leaky``: ``r`` followed by ``"The answer is <label>."`` — same information plus the label.

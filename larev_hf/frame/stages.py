@@ -122,7 +122,7 @@ def predict_axioms(run: Any, seed: int) -> None:
 def score_library(run: Any, seed: int) -> None:
     """The library metrics' pointwise scores of every rationale the axioms need, with F's labels ŷ of each
     variant as the labels scored (:mod:`larev_hf.frame.library`)."""
-    from larev_hf.pipeline import baseline_builder_from_spec
+    from larev_hf.data import baseline_builder_from_spec
 
     library, columns = run.library_run(), run.library_columns()
     builder = baseline_builder_from_spec(library.config.data.baseline_builder, library.config.training.seed)

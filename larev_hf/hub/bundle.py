@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from larev_hf import __version__
-from larev_hf.data.vacuous import baseline_builder_from_config
+from larev_hf.data.baseline_builders import baseline_builder_from_config
 from larev_hf.hub.config import (
     CONFIG_NAME,
     MODEL_CARD_NAME,

@@ -35,7 +35,8 @@ def exportable(method: str) -> Method:
 
 def parts_from_run(run_dir: str | os.PathLike, method: str) -> BundleParts:
     """The parts of ``method``'s bundle from a finished run directory (see :meth:`EvaluatorBundle.from_run`)."""
-    from larev_hf.pipeline import Run, baseline_builder_from_spec
+    from larev_hf.data import baseline_builder_from_spec
+    from larev_hf.pipeline import Run
 
     spec = exportable(method)
     run = Run.load(run_dir, progress=False)

@@ -34,6 +34,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+from larev_hf.data import baseline_builder_from_spec
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.meta.report import assemble_report, meta_summary, scored_rows, write_meta_report
 from larev_hf.meta.robust_calibration import AttackScores
@@ -48,7 +49,7 @@ from larev_hf.meta.suite import (
     register_family,
 )
 from larev_hf.methods import get_method
-from larev_hf.pipeline import Run, baseline_builder_from_spec
+from larev_hf.pipeline import Run
 from larev_hf.runner import StageRunner
 from larev_hf.scores.calibration import Calibration
 

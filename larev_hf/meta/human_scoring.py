@@ -22,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from larev_hf.data import baseline_builder_from_spec
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_jsonl
 from larev_hf.meta.judgments import load_judgments
 from larev_hf.meta.settings import HumanSettings
 from larev_hf.methods import get_method
-from larev_hf.pipeline import Run, baseline_builder_from_spec
+from larev_hf.pipeline import Run
 
 
 def parse_baseline_columns(entries: Sequence[str]) -> dict[str, int]:

@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
+from larev_hf.data.baseline_builders import make_baseline_builder
 from larev_hf.data.schema import COLUMNS, validate_example
-from larev_hf.data.vacuous import BaselineBuilder, make_baseline_builder
+from larev_hf.data.vacuous import BaselineBuilder
 from larev_hf.data.variants import LEAKY_TEMPLATE
 from larev_hf.io import DataError, read_jsonl, where, write_jsonl
 from larev_hf.meta.family_registry import (  # noqa: F401 - FAMILIES, FamilyFn, register_family: this module's API

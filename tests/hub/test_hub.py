@@ -12,13 +12,13 @@ import pytest
 from huggingface_hub import HfApi, ModelCard, RepoUrl
 
 from larev_hf.cli import main
-from larev_hf.data.schema import NLI_LABELS
-from larev_hf.data.vacuous import (
+from larev_hf.data import (
     HFBaselineBuilder,
     TemplateBaselineBuilder,
     baseline_builder_from_config,
     make_baseline_builder,
 )
+from larev_hf.data.schema import NLI_LABELS
 from larev_hf.hub import (
     CONFIG_NAME,
     EvaluatorBundle,
