@@ -35,6 +35,13 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         spearman,
     )
     from larev_hf.meta.judgments import instance_half, load_judgments
+    from larev_hf.meta.negation_drift import (
+        NEGATORS,
+        drift_family,
+        hf_negation_editor,
+        is_negation_edit,
+        negation_edits,
+    )
     from larev_hf.meta.report import meta_summary, render_meta_markdown, write_meta_report
     from larev_hf.meta.settings import DEFAULT_FAMILIES, FAMILY_LETTERS, HumanSettings, MetaSettings
     from larev_hf.meta.stats import (
@@ -50,7 +57,6 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
     )
     from larev_hf.meta.suite import (
         FAMILIES,
-        NEGATORS,
         ROW_KEYS,
         STOPWORDS,
         TEMPLATES,
@@ -58,12 +64,8 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         build_suite,
         build_suite_with_skips,
         content_words,
-        drift_family,
-        hf_negation_editor,
-        is_negation_edit,
         load_suite,
         load_user_family,
-        negation_edits,
         template_family,
         write_suite,
     )
@@ -81,10 +83,10 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "mean_separation", "paired_win_rate", "summarize_method"
     ),
     "suite": (
-        "FAMILIES", "NEGATORS", "ROW_KEYS", "STOPWORDS", "TEMPLATES", "UserFamily", "build_suite",
-        "build_suite_with_skips", "content_words", "drift_family", "hf_negation_editor", "is_negation_edit",
-        "load_suite", "load_user_family", "negation_edits", "template_family", "write_suite"
+        "FAMILIES", "ROW_KEYS", "STOPWORDS", "TEMPLATES", "UserFamily", "build_suite", "build_suite_with_skips",
+        "content_words", "load_suite", "load_user_family", "template_family", "write_suite"
     ),
+    "negation_drift": ("NEGATORS", "drift_family", "hf_negation_editor", "is_negation_edit", "negation_edits"),
     "family_registry": ("FamilyFn", "example_rng", "register_family"),
     "evaluation": ("MetaEvaluation", "meta_evaluate"),
     "report": ("meta_summary", "render_meta_markdown", "write_meta_report"),

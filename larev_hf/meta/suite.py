@@ -17,8 +17,8 @@ A-D draw one of at least five surface templates per task, so no metric passes by
 string. All randomness comes from :func:`example_rng`, seeded by a SHA-256 of ``(seed, family, id)``,
 so a suite is byte-identical across processes and adding a family never changes another's rows.
 
-(About 400 lines: the families, the negation-edit rule and user families belong to one generator; the
-templates are in :mod:`larev_hf.meta.templates`.)
+The templates are in :mod:`larev_hf.meta.templates`, the negation-edit rule of ``drift`` in
+:mod:`larev_hf.meta.negation_drift`, ``padding`` in :mod:`larev_hf.meta.padding_family`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,7 @@ from larev_hf.meta.family_registry import (  # noqa: F401 - FAMILIES, FamilyFn, 
     pick_template,
     register_family,
 )
+from larev_hf.meta.negation_drift import drift_family
 from larev_hf.meta.settings import DEFAULT_FAMILIES
 from larev_hf.meta.templates import STOPWORDS, TEMPLATES
 
@@ -119,126 +120,6 @@ def _label_swap(record: Mapping[str, Any], rng: np.random.Generator, templates: 
         return None
     return {"template_id": "label_swap", "rationale": record["rationale"],
             "label_used": others[int(rng.integers(len(others)))]}
-
-
-# --------------------------------------------------------------------------- family E: negation drift
-
-_APOS = "['’]"
-#: Deletion rules, tried in order (a span claimed by an earlier rule is not matched again).
-_DELETIONS: tuple[tuple[str, str, str], ...] = (
-    (rf"\b([Cc])a ?n{_APOS}t\b", r"\1an", "delete-nt"),      # can't, ca n't -> can
-    (rf"\b([Ww])o ?n{_APOS}t\b", r"\1ill", "delete-nt"),     # won't, wo n't -> will
-    (rf"\b([Ss])ha ?n{_APOS}t\b", r"\1hall", "delete-nt"),   # shan't -> shall
-    (r"\b([Cc])annot\b", r"\1an", "delete-not"),             # cannot -> can
-    (rf"\b(\w+?) ?n{_APOS}t\b", r"\1", "delete-nt"),         # doesn't, does n't -> does
-    (r" not\b", "", "delete-not"),
-    (r" no\b", "", "delete-no"),
-    (r" never\b", "", "delete-never"),
-)
-_CANONICAL: tuple[tuple[str, str], ...] = (
-    (rf"\b([Cc])a ?n{_APOS}t\b", r"\1an not"), (rf"\b([Ww])o ?n{_APOS}t\b", r"\1ill not"),
-    (rf"\b([Ss])ha ?n{_APOS}t\b", r"\1hall not"), (r"\b([Cc])annot\b", r"\1an not"),
-    (rf"\b(\w+?) ?n{_APOS}t\b", r"\1 not"),
-)
-_INSERTION = re.compile(rf"\b(?:is|are|was|were|can|could|will|would|should|may|might|must"
-                        rf"|(?:has|have|had)(?= been\b| \w+(?:ed|en)\b))\b(?! not\b| no\b| never\b| ?n{_APOS}t\b)")
-NEGATORS = frozenset({"not", "no", "never"})
-
-
-def _negation_tokens(text: str) -> list[str]:
-    for pattern, replacement in _CANONICAL:
-        text = re.sub(pattern, replacement, text)
-    return re.findall(r"\w+|[^\w\s]", text)
-
-
-def is_negation_edit(gold: str, edited: str) -> bool:
-    """Whether ``edited`` is ``gold`` with exactly one negation inserted or deleted (VARIF §4 E).
-
-    Texts are compared as word/punctuation tokens after expanding contractions ("doesn't", "does n't"
-    → "does not"; "can't", "cannot" → "can not"; "won't" → "will not"), so whitespace is ignored and a
-    contraction ↔ full form change is no edit. One of the two token lists must equal the other plus one
-    token among :data:`NEGATORS` (not, no, never; case-insensitive); every other token matches exactly.
-    """
-    a, b = _negation_tokens(gold), _negation_tokens(edited)
-    if abs(len(a) - len(b)) != 1:
-        return False
-    long, short = (a, b) if len(a) > len(b) else (b, a)
-    i = next((k for k, (x, y) in enumerate(zip(long, short, strict=False)) if x != y), len(short))
-    return long[i].lower() in NEGATORS and long[:i] + long[i + 1 :] == short
-
-
-def negation_edits(gold: str) -> list[tuple[str, str]]:
-    """Every rule-based one-negation edit of ``gold`` as ``(operation, edited text)``, in text order.
-
-    Deletions: "n't"/"cannot" contractions, " not", " no", " never" (never at the very start of the text);
-    insertions: " not" after a copula or modal (is, are, was, were, can, could, will, would, should, may,
-    might, must; has/have/had before "been" or an -ed/-en word) not already negated. Only edits that
-    pass :func:`is_negation_edit` are returned.
-    """
-    sites: list[tuple[int, int, str, str]] = []
-    claimed: list[tuple[int, int]] = []
-    for pattern, replacement, op in _DELETIONS:
-        for match in re.finditer(pattern, gold):
-            if any(match.start() < end and start < match.end() for start, end in claimed):
-                continue
-            claimed.append(match.span())
-            sites.append((match.start(), match.end(), match.expand(replacement), op))
-    for match in _INSERTION.finditer(gold):
-        sites.append((match.end(), match.end(), " not", "insert-not"))
-    edits = []
-    for start, end, replacement, op in sorted(sites):
-        edited = gold[:start] + replacement + gold[end:]
-        if is_negation_edit(gold, edited):
-            edits.append((op, edited))
-    return edits
-
-
-def drift_family(editor: Callable[[str, np.random.Generator], str | None] | None = None) -> FamilyFn:
-    """Family E: one negation edit of the gold rationale, drawn with the example's rng.
-
-    ``editor(gold, rng)`` is an optional hook (e.g. a wrapped HF text2text pipeline, see ``docs/meta.md``);
-    its output is kept only if :func:`is_negation_edit` accepts it, otherwise the rule-based edit is used.
-    """
-
-    def drift(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict | None:
-        gold = record["rationale"]
-        if editor is not None:
-            edited = editor(gold, rng)
-            if edited and is_negation_edit(gold, edited):
-                return {"template_id": "drift:editor", "rationale": edited}
-        edits = negation_edits(gold)
-        if not edits:
-            return None
-        op, edited = edits[int(rng.integers(len(edits)))]
-        return {"template_id": f"drift:{op}", "rationale": edited}
-
-    return drift
-
-
-def hf_negation_editor(model_name_or_path: str, prompt: str = "Negate the main claim of this sentence: {rationale}",
-                       max_new_tokens: int = 96, device: str | None = None) -> Callable[[str, np.random.Generator], str]:
-    """An ``editor`` for :func:`drift_family` from an HF text2text model, by Hub name (e.g. ``"google/flan-t5-large"``)
-    or local path: greedy decoding of ``prompt`` (deterministic, so the suite stays byte-identical for a seed).
-
-    VARIF §4 (E) allows "an LLM minimal edit"; the output is used only when :func:`is_negation_edit` accepts it, so a
-    model that rewrites more than one negation falls back to the rule-based edit (``template_id`` says which).
-    """
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(model_name_or_path)
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_name_or_path).eval()
-    if device is not None:
-        model.to(device)
-
-    def editor(gold: str, rng: np.random.Generator) -> str:
-        import torch
-
-        inputs = tokenizer(prompt.format(rationale=gold), return_tensors="pt", truncation=True).to(model.device)
-        with torch.no_grad():
-            output = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False)
-        return tokenizer.decode(output[0], skip_special_tokens=True).strip()
-
-    return editor
 
 
 for _name, _fn in (("gold", _gold), ("gold_leaky", _gold_leaky), ("vacuous", template_family("vacuous")),
