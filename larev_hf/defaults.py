@@ -21,6 +21,10 @@ IG_TOP_K = 1
 #: What IG attributes: log p(y | b) as in the thesis (eq. 4.2), or y's log-odds against the other labels.
 IG_TARGET = "log_prob"
 IG_TARGETS = ("log_prob", "log_odds")
+#: Where LAREV's leakage term t_leak comes from: Integrated Gradients on Φ_base (the thesis, §4.5.2), or the gold
+#: label's verbalization where the baseline states it verbatim (IG for the others).
+LEAKAGE_TERM = "ig"
+LEAKAGE_TERMS = ("ig", "verbalization")
 #: Keep IG from picking a stop word as t_leak (the next most attributed word is taken instead).
 STOP_WORD_GUARD = True
 

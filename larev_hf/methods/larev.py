@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from larev_hf.defaults import IG_STEPS, IG_TARGET, IG_TARGETS, IG_TOP_K, PROBE_EVERY_N_STEPS, STOP_WORD_GUARD
+from larev_hf.defaults import (
+    IG_STEPS,
+    IG_TARGET,
+    IG_TARGETS,
+    IG_TOP_K,
+    LEAKAGE_TERM,
+    LEAKAGE_TERMS,
+    PROBE_EVERY_N_STEPS,
+    STOP_WORD_GUARD,
+)
 from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods.base import MethodResult, RunContext, RunSettings, Stage
 from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, cvi_variant_scores
@@ -60,6 +69,11 @@ class LarevSettings:
         stages=PHI_LA_STAGES)
     ig_steps: int = help_field(IG_STEPS, "Integrated Gradients steps")
     ig_top_k: int = help_field(IG_TOP_K, "words per leakage term")
+    leakage_term: str = help_field(
+        LEAKAGE_TERM, "where t_leak comes from: ig, Integrated Gradients on Φ_base (the thesis), or verbalization, the "
+        "gold label's words where b states them verbatim (the template baselines always do; IG for the others). IG "
+        "from an all-zero input misses the label Φ_base falls back on: on StrategyQA it found 'yes' in 3 of 358 'yes' "
+        "baselines with minilm2minilm", choices=LEAKAGE_TERMS, stages=("ig", "environments", "probe", *PHI_LA_STAGES))
     ig_target: str = help_field(
         IG_TARGET, "what IG attributes to b's words: log_prob, log p(y | b) as in the thesis, or log_odds, y's log-odds "
         "against the other labels, which still finds the label b states where Φ_base is sure of y without it (a yes/no "
@@ -88,29 +102,38 @@ def needs_probe(config: RunSettings) -> bool:
 
 
 def _ig(context: RunContext) -> None:
-    """t_leak per training baseline by Integrated Gradients on Φ_base (thesis §4.5.2; A.1 step 6)."""
-    from larev_hf.leakage import IGSettings, integrated_gradients_terms
+    """t_leak per training baseline by Integrated Gradients on Φ_base (thesis §4.5.2; A.1 step 6), or, with
+    ``leakage_term="verbalization"``, the gold label's verbalization where b states it."""
+    from larev_hf.leakage import IGSettings, integrated_gradients_terms, verbalization_term
 
     larev, train = context.config.method_settings(LarevSettings), context.split_records("train")
     fmt = get_input_format(context.config.model.input_format)
     settings = IGSettings(n_steps=larev.ig_steps, top_k=larev.ig_top_k, stop_word_guard=larev.stop_word_guard,
                           target=larev.ig_target)
+    stated = {} if larev.leakage_term == "ig" else {r["id"]: verbalization_term(r) for r in train}
+    by_ig = [r for r in train if stated.get(r["id"]) is None]
     offset = fmt.baseline_offset
-    terms = integrated_gradients_terms(context.model("phi_base"), context.tokenizer(),
-                                       [fmt.baseline_input(r["baseline"]) for r in train], [r["label"] for r in train],
-                                       settings, progress=context.progress,
-                                       regions=[(offset, offset + len(r["baseline"])) for r in train],
-                                       candidates=_candidate_labels(train))
+    ig_terms = integrated_gradients_terms(context.model("phi_base"), context.tokenizer(),
+                                          [fmt.baseline_input(r["baseline"]) for r in by_ig],
+                                          [r["label"] for r in by_ig], settings, progress=context.progress,
+                                          regions=[(offset, offset + len(r["baseline"])) for r in by_ig],
+                                          candidates=_candidate_labels(by_ig)) if by_ig else []
+    found = {r["id"]: term for r, term in zip(by_ig, ig_terms, strict=True)}
     rows = []
-    for record, term in zip(train, terms, strict=True):
-        row = {"id": record["id"], **term.to_dict()}
-        row["start"], row["end"] = term.start - offset, term.end - offset  # character span within b itself
+    for record in train:
+        if record["id"] in found:
+            term = found[record["id"]]
+            row = {"id": record["id"], **term.to_dict(), "source": "ig"}
+            row["start"], row["end"] = term.start - offset, term.end - offset  # character span within b itself
+        else:
+            row = {"id": record["id"], **stated[record["id"]].to_dict(), "source": "verbalization"}
         rows.append(row)
     write_jsonl(context.path("leakage", "train_terms.jsonl"), rows)
     counts = Counter(row["text"].lower() for row in rows)
     write_json(context.path("leakage", "summary.json"), {
         "n_examples": len(rows), "stop_word_guard_fired": sum(row["guard_fired"] for row in rows),
-        "most_common_terms": counts.most_common(25), "ig_settings": vars(settings),
+        "most_common_terms": counts.most_common(25), "leakage_term": larev.leakage_term,
+        "sources": dict(Counter(row["source"] for row in rows)), "ig_settings": vars(settings),
     })
 
 
