@@ -25,6 +25,9 @@ from larev_hf.training.settings import TrainSettings
 if TYPE_CHECKING:
     from larev_hf.rora import RoRASettings
 
+#: The stages that train RoRA's evaluators: what the choice of evaluator (and its IRM weight) changes; the detector,
+#: the infiller and the counterfactual rationales stay.
+RORA_EVALUATOR_STAGES = ("rora_phi", "rora_theta")
 #: Where a run with ``rora_classifier`` keeps the classifier encoder's tokenizer (Θ and Φ share it).
 CLASSIFIER_TOKENIZER = "classifier_tokenizer"
 
@@ -52,11 +55,11 @@ class RoraRunSettings:
         "'yes', 'is yes' and 'yes .' so every label's mask has the same shape")
     rora_lambda_irm: float | None = help_field(
         None, "IRMv1 weight of RoRA's Φ (eq. 7; default: the backbone's (or --rora-classifier's), 1 random-init "
-        "presets, 10 pretrained)")
+        "presets, 10 pretrained)", stages=RORA_EVALUATOR_STAGES)
     rora_classifier: str | None = help_field(
         None, "RoRA's classifier variant (§4.1): Φ and Θ are this pretrained encoder with a classification head "
         "('minilm' = the offline MiniLM-L6, or a checkpoint such as microsoft/deberta-v3-large); default: seq2seq "
-        "evaluators on --backbone", metavar="ENCODER")
+        "evaluators on --backbone", metavar="ENCODER", stages=RORA_EVALUATOR_STAGES)
 
     def validate(self, config: RunSettings) -> None:
         if self.rora_classifier and "rora" not in config.methods:
