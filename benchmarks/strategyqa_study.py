@@ -86,6 +86,30 @@ def collect(name: str, run_dir: Path, report_name: str, n_boot: int, seed: int) 
     }
 
 
+def worst_ranked(run_dir: Path, report_name: str, judgments: Path, metric: str, n: int) -> list[dict]:
+    """The ``n`` judged rationales whose rank under ``metric`` is farthest from people's (percentile ranks over the
+    file): the ones people rate highest that the metric ranks low, and the reverse."""
+    from scipy.stats import rankdata
+
+    judged = [row for _, row in read_jsonl(judgments)]
+    seen: dict[str, int] = {}
+    by_key = {}
+    for row in judged:  # the human report's row ids are "<instance id>#<position within the instance>"
+        k = seen.get(row["id"], 0)
+        seen[row["id"]] = k + 1
+        by_key[f"{row['id']}#{k}"] = row
+    scores = {row["id"]: row["score"] for _, row in read_jsonl(run_dir / "human" / report_name / "scores"
+                                                                / f"{metric}.jsonl")}
+    keys = list(scores)
+    metric_rank = rankdata([scores[k] for k in keys]) / len(keys)
+    human_rank = rankdata([by_key[k]["support"] for k in keys]) / len(keys)
+    order = np.argsort(-np.abs(metric_rank - human_rank))[:n]
+    return [{"id": keys[i], "source": by_key[keys[i]]["source"], "support": by_key[keys[i]]["support"],
+             "score": scores[keys[i]], "metric_percentile": float(metric_rank[i]),
+             "human_percentile": float(human_rank[i]), "question": by_key[keys[i]]["question"],
+             "answer": by_key[keys[i]]["answer"], "rationale": by_key[keys[i]]["rationale"]} for i in order]
+
+
 def fmt(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:+.{digits}f}"
 
@@ -141,12 +165,24 @@ def main() -> None:
     parser.add_argument("--n-boot", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="write every figure here")
+    parser.add_argument("--worst", help="METRIC:N: the first run's N judged rationales that METRIC ranks farthest from "
+                        "people")
+    parser.add_argument("--judgments", default="../shared/data/human/strategyqa_support_select.jsonl")
     args = parser.parse_args()
     results = []
     for item in args.runs.split(","):
         name, _, run_dir = item.partition("=")
         results.append(collect(name, Path(run_dir), args.human_report, args.n_boot, args.seed))
     print(render(results))
+    if args.worst:
+        metric, _, n = args.worst.partition(":")
+        rows = worst_ranked(Path(results[0]["run_dir"]), args.human_report, Path(args.judgments), metric, int(n or 5))
+        results[0]["worst_ranked"] = {"metric": metric, "rows": rows}
+        print(f"### {results[0]['name']}: the rationales {metric} ranks farthest from people\n")
+        for row in rows:
+            print(f"- {row['source']}, people {row['support']:+.2f} (percentile {row['human_percentile']:.2f}), "
+                  f"{metric} {row['score']:+.3f} (percentile {row['metric_percentile']:.2f}): Q: {row['question']} "
+                  f"A: {'yes' if row['answer'] else 'no'}. R: {row['rationale']}")
     if args.json:
         write_json(args.json, {"runs": results, "paper": PAPER, "command": "python benchmarks/strategyqa_study.py "
                                + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()

@@ -184,19 +184,32 @@ def majority_class(labels: list[str]) -> dict[str, Any] | None:
 
 
 def accuracy_warnings(report: dict[str, Any]) -> list[str]:
-    """One sentence per rationale-reading model whose accuracy with gold rationales is within :data:`NEAR_MAJORITY`
-    of always answering the majority class: it has not learned the task, so its per-example scores are noise."""
+    """One sentence per rationale-reading model whose per-example scores say little about the rationale:
+
+    - accuracy with gold rationales within :data:`NEAR_MAJORITY` of always answering the majority class: it has not
+      learned the task, so its scores are noise;
+    - accuracy with the vacuous baseline alone above the majority class and within :data:`NEAR_MAJORITY` of (or above)
+      its accuracy with the gold rationales: it reads the answer from the baseline or the input, not from the
+      rationale (REV's Φ does so by design wherever b states the label; for Φ_LA or RoRA's Φ it means the leakage
+      was not removed).
+    """
     majority = report.get("majority_class")
     if not majority:
         return []
     out = []
     for model, values in (report.get("accuracy") or {}).items():
-        gold = values.get("gold")
+        gold, vacuous = values.get("gold"), values.get("vacuous")
         if gold is not None and gold < majority["accuracy"] + NEAR_MAJORITY:
             out.append(f"`{model}` is right on {100 * gold:.1f}% of {report['split']} examples with the gold rationales; "
                        f"always answering '{majority['label']}' is right on {100 * majority['accuracy']:.1f}%. It has not "
                        "learned the task: its per-example scores are noise (train more rows or a stronger backbone; "
                        "`larev-hf export` and `evaluate` refuse such evaluators)")
+        elif (gold is not None and vacuous is not None and vacuous >= majority["accuracy"] + NEAR_MAJORITY
+              and vacuous >= gold - NEAR_MAJORITY):
+            out.append(f"`{model}` is right on {100 * vacuous:.1f}% of {report['split']} examples with the vacuous "
+                       f"baseline alone and {100 * gold:.1f}% with the gold rationales: it reads the answer from the "
+                       "baseline or the input, not from the rationale, so its per-example scores say little about the "
+                       "rationale")
     return out
 
 
@@ -213,7 +226,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     out += backbone_defaults_lines(report.get("settings") or {})
     warnings = accuracy_warnings(report)
     if warnings:
-        out += ["## Warning: evaluators at the majority class", "", *(f"- {line}" for line in warnings), ""]
+        out += ["## Warning: evaluators that do not read the rationale", "", *(f"- {line}" for line in warnings), ""]
     out += ["## Verdict", "", *(f"- {line}" for line in verdict(report)), "",
             "A separation is a metric's Gold score minus a degraded variant's (Gold-Leaky: gold + \"The answer is "
             "<label>.\"; Vacuous: the vacuous baseline b alone, which restates the input with the label; Leaky: the "

@@ -38,7 +38,13 @@ def test_an_evaluator_at_the_majority_class_is_called_noise() -> None:
     assert len(warnings) == 1 and warnings[0].startswith("`phi_la` is right on 60.0% of test examples")
     assert "always answering 'no' is right on 58.0%" in warnings[0]
     markdown = render_markdown(report)
-    assert markdown.index("## Warning: evaluators at the majority class") < markdown.index("## Verdict")
+    assert markdown.index("## Warning: evaluators that do not read the rationale") < markdown.index("## Verdict")
     assert "Always answering the majority class ('no'): 58.00%." in markdown
     # a learned evaluator: no warning
     assert "## Warning" not in render_markdown({**report, "accuracy": {"phi_la": {"gold": 0.9}}})
+    # an evaluator that reads the answer from the vacuous baseline: right as often without the rationale
+    reads_b = accuracy_warnings({**report, "accuracy": {"phi_la": {"gold": 0.934, "vacuous": 0.969},
+                                                        "rora_phi": {"gold": 0.90, "vacuous": 0.60}}})
+    assert reads_b == ["`phi_la` is right on 96.9% of test examples with the vacuous baseline alone and 93.4% with "
+                       "the gold rationales: it reads the answer from the baseline or the input, not from the "
+                       "rationale, so its per-example scores say little about the rationale"]
