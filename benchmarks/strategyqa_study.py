@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from larev_hf.io import read_json, read_jsonl, write_json
+from larev_hf.meta.judgments import load_judgments
+from larev_hf.scores.stats import bootstrap_ci
 
 #: RoRA's table 2 (T5-base evaluators; RoRA_DeBERTa with DeBERTa-v3-large) and table 3 (per-rationale correlation).
 PAPER = {
@@ -51,8 +53,6 @@ def synthetic_columns(run_dir: Path, n_boot: int, seed: int) -> dict:
     """Each method's mean per variant on the test split and the paired bootstrap intervals of the four contrasts."""
     rows = [row for _, row in read_jsonl(run_dir / "scores" / "test_scores.jsonl")]
     methods = sorted({key.split("/")[0] for key in rows[0] if key.endswith("/gold")})
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(rows), size=(n_boot, len(rows)))
     out = {}
     for method in methods:
         if not all(f"{method}/{v}" in rows[0] for v in VARIANTS):
@@ -61,12 +61,10 @@ def synthetic_columns(run_dir: Path, n_boot: int, seed: int) -> dict:
         if not all(np.isfinite(column).all() for column in values.values()):
             continue  # accuracy-based methods (LAS, RQ) score groups, not single rationales
         entry = {"means": {v: float(values[v].mean()) for v in VARIANTS}, "contrasts": {}}
-        for high, low in CONTRASTS:
+        for high, low in CONTRASTS:  # one seed: every contrast resamples the same questions (paired)
             difference = values[high] - values[low]
-            boot = difference[draws].mean(axis=1)
-            low_ci, high_ci = np.percentile(boot, [2.5, 97.5])
-            entry["contrasts"][f"{high}-{low}"] = {"value": float(difference.mean()),
-                                                   "ci95": [float(low_ci), float(high_ci)],
+            low_ci, high_ci = bootstrap_ci(difference, n_boot=n_boot, seed=seed)
+            entry["contrasts"][f"{high}-{low}"] = {"value": float(difference.mean()), "ci95": [low_ci, high_ci],
                                                    "excludes_0": bool(low_ci > 0 or high_ci < 0)}
         out[method] = entry
     return out
@@ -91,23 +89,17 @@ def worst_ranked(run_dir: Path, report_name: str, judgments: Path, metric: str, 
     file): the ones people rate highest that the metric ranks low, and the reverse."""
     from scipy.stats import rankdata
 
-    judged = [row for _, row in read_jsonl(judgments)]
-    seen: dict[str, int] = {}
-    by_key = {}
-    for row in judged:  # the human report's row ids are "<instance id>#<position within the instance>"
-        k = seen.get(row["id"], 0)
-        seen[row["id"]] = k + 1
-        by_key[f"{row['id']}#{k}"] = row
+    by_key = {row["id"]: row for row in load_judgments(judgments, "yesno", ["support"])}  # ids "<instance>#<k>"
     scores = {row["id"]: row["score"] for _, row in read_jsonl(run_dir / "human" / report_name / "scores"
                                                                 / f"{metric}.jsonl")}
     keys = list(scores)
     metric_rank = rankdata([scores[k] for k in keys]) / len(keys)
-    human_rank = rankdata([by_key[k]["support"] for k in keys]) / len(keys)
+    human_rank = rankdata([by_key[k]["numbers"]["support"] for k in keys]) / len(keys)
     order = np.argsort(-np.abs(metric_rank - human_rank))[:n]
-    return [{"id": keys[i], "source": by_key[keys[i]]["source"], "support": by_key[keys[i]]["support"],
+    return [{"id": keys[i], "source": by_key[keys[i]]["source"], "support": by_key[keys[i]]["numbers"]["support"],
              "score": scores[keys[i]], "metric_percentile": float(metric_rank[i]),
              "human_percentile": float(human_rank[i]), "question": by_key[keys[i]]["question"],
-             "answer": by_key[keys[i]]["answer"], "rationale": by_key[keys[i]]["rationale"]} for i in order]
+             "answer": by_key[keys[i]]["label"], "rationale": by_key[keys[i]]["rationale"]} for i in order]
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -182,7 +174,7 @@ def main() -> None:
         for row in rows:
             print(f"- {row['source']}, people {row['support']:+.2f} (percentile {row['human_percentile']:.2f}), "
                   f"{metric} {row['score']:+.3f} (percentile {row['metric_percentile']:.2f}): Q: {row['question']} "
-                  f"A: {'yes' if row['answer'] else 'no'}. R: {row['rationale']}")
+                  f"A: {row['answer']}. R: {row['rationale']}")
     if args.json:
         write_json(args.json, {"runs": results, "paper": PAPER, "command": "python benchmarks/strategyqa_study.py "
                                + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import kendalltau, pearsonr, rankdata
 
-from larev_hf.meta.human_stats import instance_bootstrap_indices, spearman
+from larev_hf.meta.human_stats import instance_bootstrap_indices, percentile_interval, spearman
 
 #: The column whose ranks the partial correlation holds fixed.
 CONTROL = "length"
@@ -53,9 +53,7 @@ def partial_spearman(scores: Any, human: Any, control: Any) -> float:
 def _interval(statistic, columns: Sequence[np.ndarray], draws: list[np.ndarray]) -> dict[str, Any]:
     value = statistic(*columns)
     replicates = np.array([statistic(*(c[rows] for c in columns)) for rows in draws])
-    replicates = replicates[np.isfinite(replicates)]
-    ci = None if replicates.size == 0 else [float(v) for v in np.percentile(replicates, [2.5, 97.5])]
-    return {"value": None if not np.isfinite(value) else float(value), "ci95": ci}
+    return {"value": None if not np.isfinite(value) else float(value), "ci95": percentile_interval(replicates)}
 
 
 def generator_tau(values: np.ndarray, human: np.ndarray, sources: np.ndarray) -> float:
@@ -83,8 +81,7 @@ def generator_figures(columns: Mapping[str, np.ndarray], human: np.ndarray, sour
         tau = generator_tau(values, human, sources)
         replicates = np.array([generator_tau(values[rows], human[rows], sources[rows]) for rows in draws])
         entry = {"means": means, "kendall_tau": None if not np.isfinite(tau) else float(tau),
-                 "kendall_tau_ci95": [float(v) for v in np.percentile(replicates[np.isfinite(replicates)], [2.5, 97.5])]
-                 if np.isfinite(replicates).any() else None,
+                 "kendall_tau_ci95": percentile_interval(replicates),
                  "share_tau_1": float(np.mean(replicates >= 1.0 - 1e-9)),
                  "spearman": _interval(spearman, [values, human], draws),
                  "pearson": _interval(pearson, [values, human], draws)}

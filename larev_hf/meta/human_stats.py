@@ -141,7 +141,8 @@ def _instance_draws(n_instances: int, n_boot: int, seed: int) -> list[np.ndarray
     return [rng.integers(n_instances, size=n_instances) for _ in range(n_boot)]
 
 
-def _percentile_interval(values: np.ndarray, level: float = 0.95) -> list[float] | None:
+def percentile_interval(values: np.ndarray, level: float = 0.95) -> list[float] | None:
+    """The percentile interval of the finite bootstrap replicates in ``values`` (None when there are none)."""
     values = values[np.isfinite(values)]
     if values.size == 0:
         return None
@@ -210,7 +211,7 @@ def agreement_table(scores_by_metric: Mapping[str, Any], human: Any, instance_id
         point = point_statistics(scores, judged, instance_ids)
         replicates[name] = resamples.replicates(scores)
         metrics[name] = {stat: {"value": None if np.isnan(point[stat]) else point[stat],
-                                "ci95": _percentile_interval(replicates[name][stat])} for stat in STATISTICS}
+                                "ci95": percentile_interval(replicates[name][stat])} for stat in STATISTICS}
     return {"n_explanations": int(judged.size), "n_instances": len(instance_groups(instance_ids)),
             "n_pairs": int(resamples.first.size), "n_acceptable": int(np.sum(judged >= ACCEPTABLE_AT)),
             "n_unacceptable": int(np.sum(judged <= UNACCEPTABLE_AT)), "metrics": metrics, "replicates": replicates}
@@ -221,7 +222,7 @@ def difference(table: Mapping[str, Any], metric: str, other: str, statistic: str
     same resampled instances for both); ``established`` when the interval's lower bound is above 0."""
     a, b = table["metrics"][metric][statistic]["value"], table["metrics"][other][statistic]["value"]
     value = None if a is None or b is None else a - b
-    interval = _percentile_interval(table["replicates"][metric][statistic] - table["replicates"][other][statistic])
+    interval = percentile_interval(table["replicates"][metric][statistic] - table["replicates"][other][statistic])
     return {"value": value, "ci95": interval, "established": bool(interval is not None and interval[0] > 0)}
 
 

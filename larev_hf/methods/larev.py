@@ -117,7 +117,7 @@ def _ig(context: RunContext) -> None:
                                           [fmt.baseline_input(r["baseline"]) for r in by_ig],
                                           [r["label"] for r in by_ig], settings, progress=context.progress,
                                           regions=[(offset, offset + len(r["baseline"])) for r in by_ig],
-                                          candidates=_candidate_labels(by_ig)) if by_ig else []
+                                          candidates=[r["choices"] for r in by_ig]) if by_ig else []
     found = {r["id"]: term for r, term in zip(by_ig, ig_terms, strict=True)}
     rows = []
     for record in train:
@@ -135,12 +135,6 @@ def _ig(context: RunContext) -> None:
         "most_common_terms": counts.most_common(25), "leakage_term": larev.leakage_term,
         "sources": dict(Counter(row["source"] for row in rows)), "ig_settings": vars(settings),
     })
-
-
-def _candidate_labels(records: list[dict[str, Any]]) -> list[list[str]]:
-    """Each record's possible labels: its answer choices (QA, yes/no), else the labels seen in ``records`` (NLI)."""
-    task_labels = sorted({r["label"] for r in records})
-    return [list(r.get("choices") or task_labels) for r in records]
 
 
 def _environments(context: RunContext) -> None:
