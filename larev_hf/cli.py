@@ -173,6 +173,8 @@ def _evaluators(args: argparse.Namespace, progress: bool) -> int:
             state = (f"built ({row['build_minutes']} min" + (", calibrated)" if row["calibrated"] else ")")) \
                 if row["built"] else f"not built (about {row['estimate_minutes']:.0f} min on first use)"
             print(f"{row['name']:14s} {row['description']}\n{'':14s} {state}: {row['path']}")
+        for name in named.NOT_OFFERED:
+            print(f"{name:14s} no named evaluator (`larev-hf evaluators path {name}` says why)")
         return 0
     if args.name is None:
         raise ValueError(f"evaluators {args.action}: name the evaluator, one of {sorted(named.RECIPES)}")

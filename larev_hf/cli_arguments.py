@@ -54,7 +54,7 @@ class EvaluateArguments:
         "the run's data set format (e.g. e-SNLI's test.jsonl)", required=True)
     output_dir: str | None = help_field(None, "where report.md, scores.csv and scores.jsonl go", required=True)
     evaluator: str | None = help_field(
-        None, "a named default evaluator (esnli, commonsenseqa, strategyqa: built on first use, see `larev-hf "
+        None, "a named default evaluator (esnli, commonsenseqa: built on first use, see `larev-hf "
         "evaluators list`), an evaluator bundle directory (`larev-hf export`) or a Hub repo id")
     run_dir: str | None = help_field(
         None, "instead of --evaluator: a finished run directory (`larev-hf run`); also reports every method on the "
@@ -90,7 +90,7 @@ class EvaluatorsArguments:
     action: str = help_field("list", "list: every named evaluator and whether it is built; build NAME: build it now; "
                              "path NAME: its bundle directory (built on first use)", flag="action",
                              choices=("list", "build", "path"), nargs="?")
-    name: str | None = help_field(None, "the evaluator's name (esnli, commonsenseqa, strategyqa)", flag="name",
+    name: str | None = help_field(None, "the evaluator's name (esnli, commonsenseqa)", flag="name",
                                   nargs="?")
 
 

@@ -256,8 +256,16 @@ def test_a_named_evaluator_is_built_once_into_the_cache_and_rebuilt_when_its_rec
 
 def test_an_unknown_evaluator_name_lists_the_names(capsys) -> None:
     assert main(["--quiet", "evaluators", "path", "nope"]) == 2
-    assert "no named evaluator 'nope'; expected one of ['commonsenseqa', 'esnli', 'strategyqa']" in \
-        capsys.readouterr().err
+    assert "no named evaluator 'nope'; expected one of ['commonsenseqa', 'esnli']" in capsys.readouterr().err
+
+
+def test_a_task_without_a_trustworthy_offline_evaluator_says_why(capsys) -> None:
+    # StrategyQA has no named evaluator: asking for one explains, instead of a build whose export would be refused
+    assert main(["--quiet", "evaluators", "path", "strategyqa"]) == 2
+    error = capsys.readouterr().err
+    assert "no named evaluator 'strategyqa': no offline backbone learns StrategyQA" in error and "t5-large" in error
+    assert main(["--quiet", "evaluators", "list"]) == 0
+    assert "strategyqa" in capsys.readouterr().out and named.NOT_OFFERED.keys().isdisjoint(named.RECIPES)
 
 
 def test_where_a_calibration_was_fitted_does_not_change_the_hashcode(tiny_bundles) -> None:
