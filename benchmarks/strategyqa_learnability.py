@@ -6,7 +6,7 @@ this measures the ceiling any of them could reach: logistic regression (scikit-l
 cross-validation on the training split) on
 
 - TF-IDF word 1-2 grams of the question, and of the question with its gold facts;
-- the frozen MiniLM-L6 sentence embedding (mean-pooled, as sentence-transformers pools it) of the same texts;
+- the frozen MiniLM-L6 sentence embedding of the same texts (:class:`~larev_hf.varif.specificity.SentenceEmbedder`);
 - with ``--fine-tune-epochs N``: the MiniLM-L6 choice classifier that RoRA's classifier variant and the encoder
   evaluators use (:mod:`larev_hf.modeling.choice_classifier`, HF Trainer), fine-tuned on the question with its facts
   for N epochs at the pretrained backbones' learning rate and batch size;
@@ -29,36 +29,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from larev_hf.io import read_jsonl, write_json  # noqa: E402
+from larev_hf.data.loaders import load_strategyqa  # noqa: E402
+from larev_hf.io import write_json  # noqa: E402
 from larev_hf.scores.stats import bootstrap_ci  # noqa: E402
+from larev_hf.varif.specificity import SentenceEmbedder  # noqa: E402
 
 
 def load_split(data_dir: Path, split: str) -> tuple[list[str], list[str], np.ndarray]:
-    rows = [row for _, row in read_jsonl(data_dir / f"{split}.jsonl")]
-    questions = [row["question"] for row in rows]
-    with_facts = [row["question"] + " " + " ".join(row["facts"]) for row in rows]
-    return questions, with_facts, np.array([bool(row["answer"]) for row in rows], dtype=int)
-
-
-def minilm_embeddings(texts: list[str], batch_size: int = 64) -> np.ndarray:
-    """Mean-pooled, L2-normalised MiniLM-L6 embeddings (the sentence-transformers recipe of all-MiniLM-L6-v2)."""
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    from larev_hf.modeling.backbones import minilm_tokenizer_path
-
-    path = minilm_tokenizer_path()
-    tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
-    chunks = []
-    with torch.no_grad():
-        for start in range(0, len(texts), batch_size):
-            batch = tokenizer(texts[start:start + batch_size], padding=True, truncation=True, max_length=256,
-                              return_tensors="pt")
-            hidden = model(**batch).last_hidden_state
-            mask = batch["attention_mask"].unsqueeze(-1).float()
-            pooled = (hidden * mask).sum(1) / mask.sum(1)
-            chunks.append(torch.nn.functional.normalize(pooled, dim=-1).numpy())
-    return np.concatenate(chunks)
+    """The questions, the questions with their gold facts (the library's StrategyQA rationale) and the answers (1 = yes)."""
+    records = load_strategyqa(data_dir, split)
+    questions = list(records["question"])
+    with_facts = [f"{question} {rationale}" for question, rationale in zip(questions, records["rationale"], strict=True)]
+    return questions, with_facts, np.array([label == "yes" for label in records["label"]], dtype=int)
 
 
 def probe(train_features, train_labels: np.ndarray, test_features, test_labels: np.ndarray, seed: int) -> dict:
@@ -118,8 +100,9 @@ def main() -> None:
         "majority": {"answer": "yes" if majority else "no", "accuracy": float(majority_correct.mean())},
         "probes": {},
     }
-    embeddings = {"question": (minilm_embeddings(train_q), minilm_embeddings(test_q)),
-                  "question+facts": (minilm_embeddings(train_qf), minilm_embeddings(test_qf))}
+    embedder = SentenceEmbedder()  # the offline MiniLM-L6 that VARIF's specificity uses (mean-pooled, normalised)
+    embeddings = {"question": (embedder.encode(train_q), embedder.encode(test_q)),
+                  "question+facts": (embedder.encode(train_qf), embedder.encode(test_qf))}
     texts = {"question": (train_q, test_q), "question+facts": (train_qf, test_qf)}
     for size in args.train_sizes:
         for text_name, (train_texts, test_texts) in texts.items():

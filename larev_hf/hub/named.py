@@ -118,8 +118,8 @@ RECIPES: dict[str, EvaluatorRecipe] = {recipe.name: recipe for recipe in (
 #: Tasks with no named evaluator, and why: a recipe is offered only where its bundle passes ``export``'s trust check.
 NOT_OFFERED: dict[str, str] = {
     "strategyqa": "no offline backbone learns StrategyQA from its facts, so no bundle of one passes the trust check: "
-                  "the MiniLM evaluators are right on 53-61% of its test questions with the gold facts (always 'no': "
-                  "53.3%; the best offline model, MiniLM fine-tuned on all 1,832 training questions, 60.3%; "
+                  "those that do not read the answer off the baseline are right on 53-61% of its test questions with "
+                  "the gold facts (always 'no': 53.3%; the best offline model, MiniLM fine-tuned on all 1,832 training questions, 60.3%; "
                   "docs/human.md, 'Can an offline evaluator learn StrategyQA at all?'). Train one with a backbone that "
                   "knows the facts' world, e.g. `larev-hf run --dataset strategyqa --backbone t5-large`, and check "
                   "its report's accuracy before `larev-hf export`",
