@@ -80,8 +80,7 @@ class OnceFilter(logging.Filter):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``larev-hf`` parser: every flag is a field of a settings dataclass (:mod:`larev_hf.cli_arguments`)."""
-    from larev_hf.cli_arguments import COMMAND_HELP, GlobalArguments, command_arguments
-    from larev_hf.config import record_given
+    from larev_hf.cli_arguments import COMMAND_HELP, GlobalArguments, command_arguments, record_given
     from larev_hf.methods.settings import add_dataclass_arguments
 
     parser = argparse.ArgumentParser(prog="larev-hf", description="Leakage-aware evaluation of free-text rationales.")
@@ -260,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # sub-second "Loading weights" / "Writing model shards" bars, one per model
-    from larev_hf.config import RunConfig, config_from_args
+    from larev_hf.cli_arguments import config_from_args
+    from larev_hf.config import RunConfig
     from larev_hf.hub.named import EvaluatorBuildError
     from larev_hf.pipeline import Run
     from larev_hf.report import dumps_summary

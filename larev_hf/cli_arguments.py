@@ -1,19 +1,36 @@
 """Every ``larev-hf`` flag as one dataclass field, so its default and help are declared once: the commands' own
 arguments, and the table of which dataclasses make each subcommand's flags (:func:`command_arguments`), read by
-:func:`larev_hf.cli.build_parser` and by the test that checks every flag's default comes from exactly one field.
+:func:`larev_hf.cli.build_parser` and by the test that checks every flag's default comes from exactly one field; and
+how ``larev-hf run``'s parsed flags become a :class:`~larev_hf.config.RunConfig` (:func:`config_from_args`).
 Importable without torch."""
 
 from __future__ import annotations
 
+import argparse
+import sys
 from dataclasses import dataclass
 
-from larev_hf.config import JsonlArguments, config_sections, json_object
+from larev_hf.config import DATASETS, RunConfig, config_sections
 from larev_hf.explain.nli import NliTrainArguments
 from larev_hf.frame.settings import FrameSettings
 from larev_hf.meta.settings import HumanSettings, MetaSettings
 from larev_hf.methods import exportable_methods
-from larev_hf.methods.settings import help_field
+from larev_hf.methods.settings import comma_list, field_values, help_field
 from larev_hf.varif.settings import VarifSettings
+
+
+def json_object(text: str) -> dict:
+    """An argparse type: a JSON object given on the command line (e.g. ``--column-mapping``)."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r} ({error.msg})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
+    return value
+
 
 #: The help of ``--run-dir`` wherever a command reads a trained run.
 RUN_DIR_HELP = "a trained run directory (`larev-hf run`)"
@@ -176,3 +193,66 @@ def command_arguments() -> dict[str, list[tuple[type, str | None]]]:
         "frame": [(FrameArguments, None), (FrameSettings, None)],
         "export": [(ExportArguments, None), (TrustArguments, None)],
     }
+
+
+# --------------------------------------------------------------------------- `larev-hf run`'s flags → RunConfig
+
+
+class _GivenStore(argparse._StoreAction):
+    """A store action that also records that the user gave the flag (``<dest>_given``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        super().__call__(parser, namespace, values, option_string)
+        setattr(namespace, f"{self.dest}_given", True)
+
+
+@dataclass
+class JsonlArguments:
+    """``larev-hf run --dataset jsonl``: how your files map onto the schema (the run keeps them as
+    ``loader_options``)."""
+
+    column_mapping: dict | None = help_field(
+        None, 'schema field → your column, e.g. \'{"label": "answer", "rationale": "explanation"}\'',
+        type=json_object)
+    task: str | None = help_field(None, "the task kind (default qa)", choices=("nli", "qa", "yesno"))
+    label_set: list[str] | None = help_field(None, "without a choices column: comma-separated labels",
+                                             type=comma_list)
+
+
+def record_given(parser: argparse.ArgumentParser, dest: str) -> None:
+    """Make ``parser``'s ``dest`` flag record whether the user gave it (``<dest>_given``): without ``--dataset``,
+    :func:`config_from_args` infers it."""
+    for action in parser._actions:
+        if action.dest == dest:
+            action.__class__ = _GivenStore
+    parser.set_defaults(**{f"{dest}_given": False})
+
+
+def dataset_from_data_dir(data_dir: str | None) -> str:
+    """The data set kind of a ``--data-dir`` given without ``--dataset`` (see :func:`infer_dataset_kind`)."""
+    if data_dir is None:
+        return "synthetic"
+    # imported here, not at the top: `larev-hf --help` must not load the datasets library
+    from larev_hf.data import infer_dataset_kind
+
+    kind = infer_dataset_kind(data_dir)
+    if kind is None:
+        raise ValueError(f"--data-dir {data_dir} without --dataset: its columns match no known data set; pass "
+                         f"--dataset (one of {', '.join(DATASETS)}; 'jsonl' with --column-mapping for your own files)")
+    print(f"larev-hf: --dataset {kind} (inferred from the columns of {data_dir}; pass --dataset to choose)",
+          file=sys.stderr)
+    return kind
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    """The :class:`RunConfig` of parsed ``larev-hf run`` arguments. Without ``--dataset``: the embedded synthetic
+    task when ``--data-dir`` is not given either, the kind inferred from a local directory's columns (said in one
+    line), or an error that asks for ``--dataset``."""
+    values = {}
+    for _, cls, _ in config_sections():
+        values.update(field_values(cls, args))
+    if not getattr(args, "dataset_given", True):
+        values["dataset"] = dataset_from_data_dir(values.get("data_dir"))
+    options = {"column_mapping": args.column_mapping, "task": args.task, "label_set": args.label_set}
+    values["loader_options"] = {key: value for key, value in options.items() if value is not None}
+    return RunConfig(**values)

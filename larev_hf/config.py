@@ -10,16 +10,14 @@ it is reported, not dropped.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from larev_hf.defaults import N_BOOT
 from larev_hf.methods import get_method, method_names, resolve_methods
-from larev_hf.methods.settings import comma_list, field_values, help_field, seed_values
+from larev_hf.methods.settings import comma_list, help_field, seed_values
 from larev_hf.modeling import PRESETS, backbone_defaults, get_input_format, is_pretrained
 from larev_hf.modeling.lora_settings import LoraSettings
 from larev_hf.scores import VARIANTS
@@ -332,76 +330,3 @@ class RunConfig:
             modules_to_save = None if is_pretrained(self.model.backbone) else PRESET_LORA_MODULES_TO_SAVE
         return LoraSettings(r=peft.lora_r, alpha=peft.lora_alpha, dropout=peft.lora_dropout,
                             target_modules=peft.lora_target_modules, modules_to_save=modules_to_save or None)
-
-
-# --------------------------------------------------------------------------- the command line
-class _GivenStore(argparse._StoreAction):
-    """A store action that also records that the user gave the flag (``<dest>_given``)."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        super().__call__(parser, namespace, values, option_string)
-        setattr(namespace, f"{self.dest}_given", True)
-
-
-@dataclass
-class JsonlArguments:
-    """``larev-hf run --dataset jsonl``: how your files map onto the schema (the run keeps them as
-    ``loader_options``)."""
-
-    column_mapping: dict | None = help_field(
-        None, 'schema field → your column, e.g. \'{"label": "answer", "rationale": "explanation"}\'',
-        type=lambda text: json_object(text))
-    task: str | None = help_field(None, "the task kind (default qa)", choices=("nli", "qa", "yesno"))
-    label_set: list[str] | None = help_field(None, "without a choices column: comma-separated labels",
-                                             type=comma_list)
-
-
-def record_given(parser: argparse.ArgumentParser, dest: str) -> None:
-    """Make ``parser``'s ``dest`` flag record whether the user gave it (``<dest>_given``): without ``--dataset``,
-    :func:`config_from_args` infers it."""
-    for action in parser._actions:
-        if action.dest == dest:
-            action.__class__ = _GivenStore
-    parser.set_defaults(**{f"{dest}_given": False})
-
-
-def dataset_from_data_dir(data_dir: str | None) -> str:
-    """The data set kind of a ``--data-dir`` given without ``--dataset`` (see :func:`infer_dataset_kind`)."""
-    if data_dir is None:
-        return "synthetic"
-    # imported here, not at the top: `larev-hf --help` must not load the datasets library
-    from larev_hf.data import infer_dataset_kind
-
-    kind = infer_dataset_kind(data_dir)
-    if kind is None:
-        raise ValueError(f"--data-dir {data_dir} without --dataset: its columns match no known data set; pass "
-                         f"--dataset (one of {', '.join(DATASETS)}; 'jsonl' with --column-mapping for your own files)")
-    print(f"larev-hf: --dataset {kind} (inferred from the columns of {data_dir}; pass --dataset to choose)",
-          file=sys.stderr)
-    return kind
-
-
-def json_object(text: str) -> dict:
-    import json
-
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r} ({error.msg})") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
-    return value
-
-
-def config_from_args(args: argparse.Namespace) -> RunConfig:
-    """The :class:`RunConfig` of parsed ``larev-hf run`` arguments. Without ``--dataset``: the embedded synthetic
-    task when ``--data-dir`` is not given either, the kind inferred from a local directory's columns (said in one
-    line), or an error that asks for ``--dataset``."""
-    values = {}
-    for _, cls, _ in config_sections():
-        values.update(field_values(cls, args))
-    if not getattr(args, "dataset_given", True):
-        values["dataset"] = dataset_from_data_dir(values.get("data_dir"))
-    options = {"column_mapping": args.column_mapping, "task": args.task, "label_set": args.label_set}
-    values["loader_options"] = {key: value for key, value in options.items() if value is not None}
-    return RunConfig(**values)
