@@ -88,8 +88,8 @@ def kwargs_description(method: str | None) -> str:
 Computes {title} scores of free-text rationales with a trained evaluator bundle.
 
 Load arguments (``evaluate.load("metrics/{method}", evaluator=..., ...)``):
-    evaluator (`str` or `EvaluatorBundle`): a named default evaluator (``"esnli"``, ``"commonsenseqa"``,
-        ``"strategyqa"``: built on first use, ``larev-hf evaluators list``), an evaluator bundle directory
+    evaluator (`str` or `EvaluatorBundle`): a named default evaluator (``"esnli"``: from the cache, its published
+        Hub repo or built on first use, ``larev-hf evaluators list``), an evaluator bundle directory
         (``larev-hf export``) or a Hub repo id.
     evaluator_revision (`str`, *optional*): Hub branch, tag or commit of the bundle.
     device (`str`, *optional*): ``"cuda"``, ``"cpu"``, ...; defaults to CUDA when available.
