@@ -116,6 +116,10 @@ class TrainingSection:
         False, "keep every trained model's word embeddings (and a tied output projection) at their starting values: "
         "1.22-1.24x faster training steps for minilm2minilm on 2 cores; it changes what is trained "
         "(docs/scale.md measures the scores)")
+    bf16: bool = help_field(
+        False, "train every model in bf16 autocast, and score it so, where the hardware computes bf16 natively (a "
+        "GPU, a CPU with AMX or AVX512-BF16; elsewhere fp32): the models record it, so a bundle scores the same way "
+        "(docs/scale.md)")
 
     def validate(self, config: RunConfig) -> None:
         seed_values(self.seeds)
@@ -317,6 +321,7 @@ class RunConfig:
             learning_rate=training.learning_rate, num_train_epochs=training.num_train_epochs,
             batch_size=int(training.batch_size), seed=training.seed, progress=progress, lora=self.lora_settings(),
             group_by_length=training.group_by_length, freeze_word_embeddings=training.freeze_word_embeddings,
+            bf16=training.bf16,
         )
 
     def lora_settings(self) -> LoraSettings | None:

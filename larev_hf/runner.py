@@ -28,6 +28,22 @@ from larev_hf.threads import spin_setting
 
 logger = logging.getLogger(__name__)
 
+#: Called after every stage of every :class:`StageRunner` in this process: ``(directory, stage, seconds)``, seconds
+#: ``None`` for a stage done earlier and skipped. A long job that runs several runners (a named evaluator's build:
+#: the run, its calibration's meta runs, the human report) follows its progress through :func:`stage_listener`.
+StageListener = Callable[[Path, str, "float | None"], None]
+_LISTENERS: list[StageListener] = []
+
+
+@contextmanager
+def stage_listener(listener: StageListener) -> Iterator[None]:
+    """Call ``listener(directory, stage, seconds)`` after each stage any runner finishes or skips inside the block."""
+    _LISTENERS.append(listener)
+    try:
+        yield
+    finally:
+        _LISTENERS.remove(listener)
+
 
 def compute_environment() -> dict[str, Any]:
     """What a stage's floating-point results depend on beyond seed and data: library versions, device and torch's
@@ -84,6 +100,8 @@ class StageRunner:
             recorded = read_json(self.marker(stage)).get("fingerprint")
             if stage_fingerprint is None or recorded in (None, stage_fingerprint):  # markers before fingerprints: kept
                 logger.info("stage %s: done earlier, skipped", stage)
+                for listener in list(_LISTENERS):
+                    listener(self.dir, stage, None)
                 return
         logger.debug("stage %s: running", stage)
         start = time.perf_counter()
@@ -96,6 +114,8 @@ class StageRunner:
             content["inputs"] = stage_inputs
         self.save_pending_settings()  # before the marker: a crash between the two must not strand the settings
         write_json(self.marker(stage), content)
+        for listener in list(_LISTENERS):
+            listener(self.dir, stage, self.timings[stage])
 
     @staticmethod
     def check_until(names: list[str], until: str | None) -> None:

@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.defaults import IG_STEPS, IG_TARGET, IG_TARGETS, IG_TOP_K, STOP_WORD_GUARD
+from larev_hf.modeling.precision import autocast_for
 from larev_hf.modeling.scoring import pad_rows
 
 STOP_WORDS = frozenset(
@@ -190,13 +191,14 @@ def integrated_gradients_word_scores(
                 forward_args += (flat.view(len(index), len(others[0]), -1).to(device),)
             with torch.no_grad():
                 inputs_embeds = embed(input_ids)
-            attributions = ig.attribute(
-                inputs_embeds,
-                baselines=torch.zeros_like(inputs_embeds),
-                additional_forward_args=forward_args,
-                n_steps=settings.n_steps,
-                internal_batch_size=settings.internal_batch_size or len(index) * settings.n_steps,
-            )
+            with autocast_for(model):  # bf16 for a model trained in it (larev_hf.modeling.precision), else fp32
+                attributions = ig.attribute(
+                    inputs_embeds,
+                    baselines=torch.zeros_like(inputs_embeds),
+                    additional_forward_args=forward_args,
+                    n_steps=settings.n_steps,
+                    internal_batch_size=settings.internal_batch_size or len(index) * settings.n_steps,
+                )
             token_scores = (attributions.sum(-1) * attention_mask).detach().cpu()
             for row, i in enumerate(index):
                 token_words, spans = word_spans(tokenizer, texts[i])

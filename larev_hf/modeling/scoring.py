@@ -19,6 +19,8 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from larev_hf.modeling.precision import autocast_for
+
 REDUCTIONS = ("sum", "mean")
 
 
@@ -116,27 +118,28 @@ def score_labels(
     model.eval()
     encoder = model.get_encoder()
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    for start in tqdm(range(0, n, batch_size), desc=desc, disable=not progress, unit="batch"):
-        batch = order[start : start + batch_size]
-        representative = {source_of[i]: i for i in batch}  # distinct sources of the batch → one pair holding each
-        position = {source: k for k, source in enumerate(representative)}
-        input_ids, attention_mask = pad_rows([source_ids[i] for i in representative.values()], pad_id)
-        pair_source = torch.tensor([position[source_of[i]] for i in batch], device=device)
-        attention_mask = attention_mask.to(device)
-        hidden = encoder(input_ids=input_ids.to(device), attention_mask=attention_mask).last_hidden_state
-        label_ids, label_mask = pad_rows([target_ids[i] for i in batch], pad_id)
-        masked_labels = label_ids.masked_fill(label_mask == 0, -100).to(device)
-        logits = model(
-            encoder_outputs=(hidden.index_select(0, pair_source),),
-            attention_mask=attention_mask.index_select(0, pair_source),
-            decoder_input_ids=decoder_inputs(model, masked_labels),
-            use_cache=False,  # one teacher-forced pass: a key/value cache would only cost time
-        ).logits
-        log_probs = torch.log_softmax(logits.float(), dim=-1)
-        token_log_probs = log_probs.gather(-1, label_ids.to(device).unsqueeze(-1)).squeeze(-1)
-        token_log_probs = token_log_probs * label_mask.to(device)
-        sums[batch] = token_log_probs.sum(-1).double().cpu().numpy()
-        counts[batch] = label_mask.sum(-1).numpy()
+    with autocast_for(model):  # bf16 for a model trained in it (larev_hf.modeling.precision), else fp32
+        for start in tqdm(range(0, n, batch_size), desc=desc, disable=not progress, unit="batch"):
+            batch = order[start : start + batch_size]
+            representative = {source_of[i]: i for i in batch}  # distinct sources of the batch → one pair holding each
+            position = {source: k for k, source in enumerate(representative)}
+            input_ids, attention_mask = pad_rows([source_ids[i] for i in representative.values()], pad_id)
+            pair_source = torch.tensor([position[source_of[i]] for i in batch], device=device)
+            attention_mask = attention_mask.to(device)
+            hidden = encoder(input_ids=input_ids.to(device), attention_mask=attention_mask).last_hidden_state
+            label_ids, label_mask = pad_rows([target_ids[i] for i in batch], pad_id)
+            masked_labels = label_ids.masked_fill(label_mask == 0, -100).to(device)
+            logits = model(
+                encoder_outputs=(hidden.index_select(0, pair_source),),
+                attention_mask=attention_mask.index_select(0, pair_source),
+                decoder_input_ids=decoder_inputs(model, masked_labels),
+                use_cache=False,  # one teacher-forced pass: a key/value cache would only cost time
+            ).logits
+            log_probs = torch.log_softmax(logits.float(), dim=-1)
+            token_log_probs = log_probs.gather(-1, label_ids.to(device).unsqueeze(-1)).squeeze(-1)
+            token_log_probs = token_log_probs * label_mask.to(device)
+            sums[batch] = token_log_probs.sum(-1).double().cpu().numpy()
+            counts[batch] = label_mask.sum(-1).numpy()
     model.train(was_training)
     return LabelScores(sum=sums, mean=sums / np.maximum(counts, 1), n_tokens=counts)
 

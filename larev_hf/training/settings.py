@@ -54,12 +54,24 @@ class TrainSettings:
         adapters when ``lora`` is set (decoder layers only for the probe)."""
         from larev_hf.modeling.backbones import freeze_word_embeddings
         from larev_hf.modeling.lora import apply_lora, is_peft_model
+        from larev_hf.modeling.precision import mark_bf16
 
+        if self.uses_bf16():
+            mark_bf16(model)  # saved with the weights: every later scoring of the model computes in bf16 too
         if self.freeze_word_embeddings:
             freeze_word_embeddings(model)
         if self.lora is None or is_peft_model(model):
             return model
         return apply_lora(model, self.lora, decoder_only=decoder_only)
+
+    def uses_bf16(self) -> bool:
+        """Whether training runs in bf16 autocast: ``bf16`` asked for and the training device computes it natively
+        (:func:`~larev_hf.modeling.precision.native_bf16`; elsewhere fp32, which is faster there)."""
+        import torch
+
+        from larev_hf.modeling.precision import native_bf16
+
+        return self.bf16 and native_bf16("cuda" if torch.cuda.is_available() else "cpu")
 
     def training_arguments(
         self, output_dir: str | os.PathLike, args_class: type[Seq2SeqTrainingArguments] | None = None, **overrides
@@ -76,8 +88,10 @@ class TrainSettings:
             per_device_eval_batch_size=self.batch_size,
             seed=self.seed,
             data_seed=self.seed,
-            bf16=self.bf16,
+            bf16=self.uses_bf16(),
             fp16=self.fp16,
+            # the Trainer's bf16 on a machine without CUDA is CPU autocast, which it runs only when told to use the CPU
+            **({"use_cpu": True} if self.uses_bf16() and not torch.cuda.is_available() else {}),
             save_strategy="epoch",
             save_total_limit=1,
             logging_strategy="steps",
