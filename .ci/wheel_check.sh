@@ -2,13 +2,15 @@
 # The release check: build the sdist and the wheel, let twine check them, install the wheel (not the source tree)
 # into a fresh environment and, from a directory outside the repository, run the demo's pipeline (a smaller
 # synthetic run), export its LAREV evaluator as a bundle and score the run's test rationales through
-# evaluate.load(larev_hf.metric_path("larev")).
+# evaluate.load(larev_hf.metric_path("larev")) and, in a fresh process that imports only evaluate, evaluate.load("larev")
+# by name (the wheel's larev_hf-evaluate-names.pth start-up hook).
 # Everything the package reads at run time (the evaluate modules, the model-card template, citations.bib) must
 # therefore come from the wheel. Run alone: .ci/wheel_check.sh [WORK_DIR]  (default: a new temporary directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source_tree="$PWD"
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PIP_DISABLE_PIP_VERSION_CHECK=1
+# HF_EVALUATE_OFFLINE: evaluate's own switch (it does not read HF_HUB_OFFLINE) for looking a bare name up on the Hub
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TOKENIZERS_PARALLELISM=false PIP_DISABLE_PIP_VERSION_CHECK=1
 work="${1:-$(mktemp -d)}"
 mkdir -p "$work"
 export HF_HOME="$work/hf-home"          # evaluate copies the loaded module here; keep it out of the user's cache
@@ -61,7 +63,7 @@ echo "the demo's pipeline from the wheel finished at $((SECONDS - start)) s"
 larev-hf --quiet export --run-dir demo --method larev --output-dir bundle-larev > export.log 2>&1 || { cat export.log; exit 1; }
 test -s bundle-larev/README.md
 SOURCE_TREE="$source_tree" python - <<'EOF'
-import json, math, os
+import json, math, os, subprocess, sys, sysconfig
 from pathlib import Path
 
 import evaluate
@@ -84,5 +86,32 @@ run_scores = [json.loads(line)["larev/gold"] for line in Path("demo/scores/test_
 assert max(abs(a - b) for a, b in zip(scores, run_scores, strict=True)) < 1e-5, "the bundle's scores differ from the run's"
 print(f"evaluate.load(larev_hf.metric_path('larev')) scored {len(scores)} gold rationales from the bundle: "
       f"mean LAREV {results['mean_score']:+.3f} nats, equal to the demo run's scores; hashcode {results['hashcode']}")
+
+# By name, in a fresh process that imports evaluate and nothing of larev_hf's, from this directory outside the tree,
+# with an empty Hugging Face home: the module comes from the wheel's start-up hook, which seeds evaluate's module cache.
+hook = Path(sysconfig.get_paths()["purelib"]) / "larev_hf-evaluate-names.pth"
+assert hook.is_file(), f"the wheel did not install {hook.name}"
+fresh_home = Path("hf-home-by-name").resolve()
+by_name = '''
+import json, sys
+from pathlib import Path
+import evaluate
+assert "larev_hf.metric" not in sys.modules
+records = [json.loads(line) for line in Path("demo/data/test.jsonl").read_text().splitlines() if line.strip()]
+metric = evaluate.load("larev", evaluator="bundle-larev")
+results = metric.compute(rationales=[r["rationale"] for r in records], labels=[r["label"] for r in records],
+                         inputs=[{"id": r["id"], "question": r["question"], "choices": r["choices"]} for r in records])
+print(json.dumps({"module": type(metric).__module__, "file": sys.modules[type(metric).__module__].__file__,
+                  "scores": results["scores"], "hashcode": results["hashcode"]}))
+'''
+done = subprocess.run([sys.executable, "-c", by_name], capture_output=True, text=True,
+                      env={**os.environ, "HF_HOME": str(fresh_home)})
+assert done.returncode == 0, done.stderr[-3000:]
+named = json.loads(done.stdout.strip().splitlines()[-1])
+assert named["module"].startswith("evaluate_modules.metrics.evaluate-metric--larev."), named["module"]
+assert named["file"].startswith(str(fresh_home)), named["file"]  # the copy the child's own hook put in its cache
+assert named["hashcode"] == results["hashcode"]
+assert max(abs(a - b) for a, b in zip(named["scores"], scores, strict=True)) < 1e-6, "scores by name differ"
+print(f"evaluate.load('larev') by name, in a fresh process: the same {len(scores)} scores (from {named['file']})")
 EOF
 echo "wheel check passed in $((SECONDS - start)) s"

@@ -13,14 +13,17 @@ agreement with people) → ``explain`` (what VARIF and FRAME share) → ``varif`
 
 from __future__ import annotations
 
-from pathlib import Path
-
 __version__ = "0.1.0"
 
 
 def metric_path(name: str = "larev") -> str:
     """The directory of a shipped ``evaluate`` module, for ``evaluate.load(larev_hf.metric_path("larev"), evaluator=...)``
-    from any working directory: ``larev``, ``rev``, ``rora`` or ``bundle`` (any registered method's bundle)."""
+    from any working directory: ``larev``, ``rev``, ``rora`` or ``bundle`` (any registered method's bundle).
+    ``evaluate.load("larev", evaluator=...)`` loads the same module by name (:mod:`larev_hf.evaluate_names`)."""
+    # imported here, not at the top: the start-up hook (larev_hf.evaluate_names) imports this package in every
+    # interpreter of the environment, and pathlib would add milliseconds to each start
+    from pathlib import Path
+
     path = Path(__file__).with_name("metric_modules") / name
     if not (path / f"{name}.py").is_file():
         known = sorted(p.name for p in path.parent.iterdir() if (p / f"{p.name}.py").is_file())

@@ -1,13 +1,14 @@
-"""What the ``evaluate`` modules in ``metrics/{larev,rev,rora}`` share.
+"""What the ``evaluate`` modules ``larev``, ``rev``, ``rora`` and ``bundle`` share.
 
-The modules ship inside the package (``larev_hf/metric_modules/<name>``; :func:`larev_hf.metric_path` gives the
-directory from anywhere; ``metrics/`` in the repository is a link to it). ``bundle`` scores with whatever registered
-method the bundle holds, so a new method needs no module of its own. Each module file holds only its card texts (``_DESCRIPTION``, ``_CITATION``,
-``_KWARGS_DESCRIPTION``) and a subclass of :class:`BundleMetric` naming its method; loading the
-evaluator bundle, validating inputs and scoring live here and in :mod:`larev_hf.hub`.
+The modules ship inside the package (``larev_hf/metric_modules/<name>``; ``metrics/`` in the repository is a link to
+it). ``evaluate.load("larev")`` loads one by name from any directory, offline too (:mod:`larev_hf.evaluate_names`);
+:func:`larev_hf.metric_path` gives its directory for ``evaluate.load(<directory>)``. ``bundle`` scores with whatever
+registered method the bundle holds, so a new method needs no module of its own. Each module file holds only its card
+texts (``_DESCRIPTION``, ``_CITATION``, ``_KWARGS_DESCRIPTION``) and a subclass of :class:`BundleMetric` naming its
+method; loading the evaluator bundle, validating inputs and scoring live here and in :mod:`larev_hf.hub`.
 
     >>> import evaluate  # doctest: +SKIP
-    >>> larev = evaluate.load("metrics/larev", evaluator="bundles/larev-esnli")  # doctest: +SKIP
+    >>> larev = evaluate.load("larev", evaluator="bundles/larev-esnli")  # doctest: +SKIP
     >>> larev.compute(rationales=[...], labels=[...], inputs=[...])  # doctest: +SKIP
     {'scores': [...], 'mean_score': ..., 'log_p_rationale': [...], 'log_p_baseline': [...], 'baselines': [...], 'hashcode': ..., 'label_centred_scores': [...]}
 
@@ -87,7 +88,7 @@ def kwargs_description(method: str | None) -> str:
     return f"""
 Computes {title} scores of free-text rationales with a trained evaluator bundle.
 
-Load arguments (``evaluate.load("metrics/{method}", evaluator=..., ...)``):
+Load arguments (``evaluate.load("{method}", evaluator=..., ...)``):
     evaluator (`str` or `EvaluatorBundle`): a named default evaluator (``"esnli"``: from the cache, its published
         Hub repo or built on first use, ``larev-hf evaluators list``), an evaluator bundle directory
         (``larev-hf export``) or a Hub repo id.
@@ -122,7 +123,7 @@ Returns:
 
 Examples:
 
-    >>> metric = evaluate.load("metrics/{method}", evaluator="path/to/bundle")  # doctest: +SKIP
+    >>> metric = evaluate.load("{method}", evaluator="path/to/bundle")  # doctest: +SKIP
     >>> results = metric.compute(
     ...     rationales=["A man riding a bike in the street is outdoors."],
     ...     labels=["entailment"],
@@ -177,12 +178,12 @@ class BundleMetric(evaluate.Metric):
         title = _title(self.method)
         if self.evaluator is None:
             raise ValueError(f"the {title} metric needs an evaluator bundle: "
-                             f'evaluate.load("metrics/{self.method or "bundle"}", evaluator="<bundle directory or Hub '
+                             f'evaluate.load("{self.method or "bundle"}", evaluator="<bundle directory or Hub '
                              'repo id>")')
         bundle = load_bundle(self.evaluator, self.evaluator_revision, self.device)
         if self.method is not None and bundle.config.method != self.method:
             raise ValueError(f"{self.evaluator} is a {bundle.config.method} bundle, not a {self.method} one; "
-                             f'load it with evaluate.load("metrics/{bundle.config.method}", evaluator=...)')
+                             f'load it with evaluate.load("{bundle.config.method}", evaluator=...)')
         self.bundle = bundle
 
     def _records(self, rationales: Any, labels: Any, inputs: Any, offset: int) -> list[dict[str, Any]]:
