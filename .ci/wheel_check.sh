@@ -50,6 +50,11 @@ else
 fi
 echo "installed the wheel at $((SECONDS - start)) s"
 
+# 2b. The default evaluators start from the wheel without extras: their backbone's tokenizer and pretrained weights
+# load, and every module that took comes from the wheel's own requirements (the environment may hold more, e.g. CI's
+# borrowed development packages, so the check is where each imported module came from, not that the import worked).
+(cd "$work" && python "$source_tree/.ci/plain_install_check.py")
+
 # 3. Outside the source tree: a run of the demo's pipeline, the export, and scoring through the shipped evaluate module.
 # The run is the demo's (`larev-hf demo` is this pipeline on the whole synthetic task; CI runs it from the source tree)
 # on 600 training rows and LAREV alone: the same code and packaged files, in 40 s instead of 90.

