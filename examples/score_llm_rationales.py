@@ -1,6 +1,6 @@
 """Score an LLM's (or anyone's) free-text rationales with a trained evaluator bundle, through ``evaluate``.
 
-The evaluator is a named default (``esnli``, ``commonsenseqa``, ``strategyqa``: built on first use), a directory
+The evaluator is a named default (``esnli``: from the cache, its published Hub repo or built on first use), a directory
 written by ``larev-hf export`` (or ``EvaluatorBundle.save_pretrained``) or a Hub repo id; the script loads the ``evaluate`` module of the bundle's metric (``metrics/larev``,
 ``metrics/rev`` or ``metrics/rora`` of this repository) with ``evaluate.load(..., evaluator=...)``.
 
@@ -69,7 +69,7 @@ FIELDS = {"rationales": "rationale", "labels": "label", "baselines": "baseline"}
 
 @dataclass
 class ScriptArguments:
-    evaluator: str = field(metadata={"help": "a named default evaluator (esnli, commonsenseqa, strategyqa), an evaluator "
+    evaluator: str = field(metadata={"help": "a named default evaluator (esnli), an evaluator "
                                              "bundle directory (`larev-hf export`) or a Hub repo id"})
     input: str = field(metadata={"help": "JSON Lines file of examples with their rationales"})
     output_dir: str = field(metadata={"help": "where scores.jsonl and summary.json are written"})

@@ -71,8 +71,8 @@ class EvaluateArguments:
         "the run's data set format (e.g. e-SNLI's test.jsonl)", required=True)
     output_dir: str | None = help_field(None, "where report.md, scores.csv and scores.jsonl go", required=True)
     evaluator: str | None = help_field(
-        None, "a named default evaluator (esnli, commonsenseqa: built on first use, see `larev-hf "
-        "evaluators list`), an evaluator bundle directory (`larev-hf export`) or a Hub repo id")
+        None, "a named default evaluator (esnli: from the cache, its published Hub repo or built on first use, see "
+        "`larev-hf evaluators list`), an evaluator bundle directory (`larev-hf export`) or a Hub repo id")
     run_dir: str | None = help_field(
         None, "instead of --evaluator: a finished run directory (`larev-hf run`); also reports every method on the "
         "explanations' degraded variants")
@@ -104,11 +104,21 @@ class DataDirArguments:
 class EvaluatorsArguments:
     """``larev-hf evaluators``: the named default evaluators."""
 
-    action: str = help_field("list", "list: every named evaluator and whether it is built; build NAME: build it now; "
-                             "path NAME: its bundle directory (built on first use)", flag="action",
+    action: str = help_field("list", "list: every named evaluator, whether it is built, its bundle's size; build "
+                             "NAME: build it now (--push-to-hub: then publish it); path NAME: its bundle directory "
+                             "(from the cache, its published Hub repo, else built on first use)", flag="action",
                              choices=("list", "build", "path"), nargs="?")
-    name: str | None = help_field(None, "the evaluator's name (esnli, commonsenseqa)", flag="name",
-                                  nargs="?")
+    name: str | None = help_field(None, "the evaluator's name (esnli)", flag="name", nargs="?")
+
+
+@dataclass
+class PushArguments:
+    """Uploading a bundle to the Hub: ``export``'s and ``evaluators build``'s."""
+
+    push_to_hub: str | None = help_field(
+        None, "also upload the bundle to this Hub model repo with its model card (`evaluators build NAME`: the built "
+        "named evaluator, its recipe in the card)", metavar="REPO_ID")
+    private: bool = help_field(False, "create the Hub repo as private")
 
 
 @dataclass
@@ -150,8 +160,6 @@ class ExportArguments:
                                     choices=exportable_methods)
     output_dir: str | None = help_field(None, "the bundle directory (an existing bundle there is replaced)",
                                         required=True)
-    push_to_hub: str | None = help_field(None, "also upload the bundle to this Hub model repo", metavar="REPO_ID")
-    private: bool = help_field(False, "create the Hub repo as private")
     calibration: str | None = help_field(
         None, "a calibration fitted by `larev-hf human --calibrate` (calibration.json): the bundle then also returns "
         "the calibrated score (it may read the method's score, length, rouge_l, grounding and copied_span)",
@@ -185,13 +193,13 @@ def command_arguments() -> dict[str, list[tuple[type, str | None]]]:
         "run": [(RunArguments, None), *((cls, group) for _, cls, group in config_sections()),
                 (JsonlArguments, "--dataset jsonl")],
         "evaluate": [(EvaluateArguments, None), (TrustArguments, None), (DataDirArguments, None)],
-        "evaluators": [(EvaluatorsArguments, None), (DataDirArguments, None)],
+        "evaluators": [(EvaluatorsArguments, None), (DataDirArguments, None), (PushArguments, None)],
         "meta": [(MetaArguments, None), (MetaSettings, None)],
         "human": [(HumanArguments, None), (HumanSettings, None)],
         "varif": [(VarifArguments, None), (VarifSettings, None)],
         "nli-train": [(NliTrainArguments, None)],
         "frame": [(FrameArguments, None), (FrameSettings, None)],
-        "export": [(ExportArguments, None), (TrustArguments, None)],
+        "export": [(ExportArguments, None), (PushArguments, None), (TrustArguments, None)],
     }
 
 

@@ -12,6 +12,7 @@ JSON file at the root names everything else::
       tokenizer/          the tokenizer the models share
       report.json         the training run's report (separations, absolute scores, accuracy)
       README.md           the model card; its ``model-index`` holds the separation table
+      recipe.json         a published named evaluator only: the recipe it was built from
 
 ``EvaluatorBundle.from_run(run_dir, "larev")`` makes one from a finished run (``larev-hf export`` does the same;
 ``from_models`` from model directories trained elsewhere), ``save_pretrained``/``from_pretrained`` write and read it
@@ -46,6 +47,7 @@ from larev_hf.data.baseline_builders import baseline_builder_from_config
 from larev_hf.hub.config import (
     CONFIG_NAME,
     MODEL_CARD_NAME,
+    RECIPE_NAME,
     REPORT_NAME,
     BundleConfig,
     read_bundle_config,
@@ -107,6 +109,8 @@ class EvaluatorBundle:
         self._models: dict[str, Any] = {}
         self._tokenizer: Any = None
         self._builder: Any = None
+        #: a published named evaluator's recipe (``recipe.json``, :mod:`larev_hf.hub.published`): the card shows it
+        self.recipe: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return (f"EvaluatorBundle(method={self.config.method!r}, task={self.config.task!r}, dataset={self.config.dataset!r}, "
@@ -228,7 +232,10 @@ class EvaluatorBundle:
             raise FileNotFoundError(f"{root}: no {REPORT_NAME}; the bundle is incomplete (export it again with `larev-hf export`)")
         if verify:
             verify_checksums(root, sources, config.files_sha256)
-        return cls(config, read_json(root / REPORT_NAME), sources, device=device)
+        bundle = cls(config, read_json(root / REPORT_NAME), sources, device=device)
+        if (root / RECIPE_NAME).is_file():
+            bundle.recipe = read_json(root / RECIPE_NAME)
+        return bundle
 
     # ------------------------------------------------------------------ saving
     def model_card(self, repo_id: str | None = None) -> ModelCard:
@@ -262,6 +269,8 @@ class EvaluatorBundle:
                 shutil.copytree(source, tmp / name)
             write_json(tmp / CONFIG_NAME, self.config.to_dict())
             write_json(tmp / REPORT_NAME, self.report)
+            if self.recipe is not None:
+                write_json(tmp / RECIPE_NAME, self.recipe)
             write_text(tmp / MODEL_CARD_NAME, self.model_card(repo_id).content)
             replace_directory(tmp, target)
         finally:

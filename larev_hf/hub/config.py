@@ -18,6 +18,8 @@ from larev_hf.methods import exportable_methods, get_method
 CONFIG_NAME = "config_larev.json"
 REPORT_NAME = "report.json"
 MODEL_CARD_NAME = "README.md"
+#: A published named evaluator's recipe (:mod:`larev_hf.hub.published`); other bundles have none.
+RECIPE_NAME = "recipe.json"
 TOKENIZER_DIR = "tokenizer"
 #: Scores of the text alone that a bundle's calibration may read beside its method's own score (metric baselines).
 CALIBRATION_TEXT_FEATURES = ("length", "rouge_l", "grounding", "copied_span", "explanation_lm")
