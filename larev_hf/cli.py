@@ -99,27 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _export(args: argparse.Namespace) -> int:
     """``larev-hf export``: bundle a run's evaluators, optionally push them; prints where they went."""
-    from larev_hf.hub import EvaluatorBundle
-    from larev_hf.hub.trust import MIN_TRAIN_ROWS_ADVICE, Trust
-    from larev_hf.runner import StageRunner
+    from larev_hf.hub.export import UntrustedEvaluatorError, export_run
 
     try:
-        with StageRunner(args.run_dir).lock():  # no run retrains the models while they are copied
-            bundle = EvaluatorBundle.from_run(args.run_dir, args.method)
-            trust = Trust(**bundle.config.trust)
-            if not trust.ok and not args.force:
-                print(f"larev-hf: error: {args.run_dir} ({args.method}): {trust.sentence()}. Train on more rows, "
-                      f"{MIN_TRAIN_ROWS_ADVICE}, or pass --force to export it anyway", file=sys.stderr)
-                return 2
-            if args.calibration:
-                import dataclasses
-
-                from larev_hf.scores.calibration import Calibration
-
-                calibration = Calibration.load(args.calibration).to_dict()
-                bundle.config = dataclasses.replace(bundle.config, calibration=calibration)
-            path = bundle.save_pretrained(args.output_dir, repo_id=args.push_to_hub)
-    except (FileExistsError, NotADirectoryError) as error:
+        bundle, path, trust = export_run(args.run_dir, args.method, args.output_dir, calibration=args.calibration,
+                                         force=args.force, repo_id=args.push_to_hub)
+    except (UntrustedEvaluatorError, FileExistsError, NotADirectoryError) as error:
         print(f"larev-hf: error: {error}", file=sys.stderr)
         return 2
     print(f"bundle: {path}  ({bundle.hashcode}); {trust.sentence()}")
@@ -137,6 +122,7 @@ def _export(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace, progress: bool) -> int:
     """``larev-hf evaluate``: a file of explanations scored by a named evaluator, a bundle or a run; prints the
     per-explanation table and where the outputs went."""
+    from larev_hf import evaluators
     from larev_hf.hub import named
     from larev_hf.hub.explanations import column_notes, format_explanation_table
     from larev_hf.hub.score_file import score_file, score_file_with_run
@@ -150,8 +136,8 @@ def _evaluate(args: argparse.Namespace, progress: bool) -> int:
     else:
         from larev_hf.metric import load_bundle
 
-        source = str(named.resolve(args.evaluator, args.data_dir, progress)) if named.is_named(args.evaluator) \
-            else args.evaluator
+        source = str(evaluators.resolve(args.evaluator, args.data_dir, progress)) \
+            if named.is_named(args.evaluator) else args.evaluator
         report = score_file(load_bundle(source), args.evaluator, args.data_file, args.output_dir, **options)
     rows = report["explanations"]
     if report.get("warning"):
@@ -164,25 +150,46 @@ def _evaluate(args: argparse.Namespace, progress: bool) -> int:
 
 
 def _evaluators(args: argparse.Namespace, progress: bool) -> int:
-    """``larev-hf evaluators list|build|path``: the named default evaluators."""
+    """``larev-hf evaluators list|build|path``: the named default evaluators; ``build NAME --push-to-hub REPO``
+    also publishes the built one (its recipe in the card)."""
+    from larev_hf import evaluators
     from larev_hf.hub import named
 
+    if args.push_to_hub and args.action != "build":
+        raise ValueError(f"--push-to-hub publishes a built evaluator: `larev-hf evaluators build NAME --push-to-hub "
+                         f"{args.push_to_hub}`, not `evaluators {args.action}`")
     if args.action == "list":
         for row in named.describe():
-            state = (f"built ({row['build_minutes']} min" + (", calibrated)" if row["calibrated"] else ")")) \
-                if row["built"] else f"not built (about {row['estimate_minutes']:.0f} min on first use)"
-            print(f"{row['name']:14s} {row['description']}\n{'':14s} {state}: {row['path']}")
+            if row["downloaded_from"]:
+                state = f"downloaded from {row['downloaded_from']}" + (" (calibrated)" if row["calibrated"] else "")
+            elif row["built"]:
+                state = f"built ({row['build_minutes']} min" + (", calibrated)" if row["calibrated"] else ")")
+            else:
+                state = (f"not built (about {row['estimate_minutes']:.0f} min on first use" +
+                         (f", or downloaded from {row['hub_repo']} when online)" if row["hub_repo"] else ")"))
+            size = f", {row['size_mb']:.1f} MB" if row["size_mb"] is not None else ""
+            print(f"{row['name']:14s} {row['description']}\n{'':14s} {state}{size}: {row['path']}")
         for name in named.NOT_OFFERED:
             print(f"{name:14s} no named evaluator (`larev-hf evaluators path {name}` says why)")
         return 0
     if args.name is None:
         raise ValueError(f"evaluators {args.action}: name the evaluator, one of {sorted(named.RECIPES)}")
     chosen = named.recipe(args.name).name
-    if args.action == "build":
-        path = named.bundle_path(chosen) or named.build(chosen, args.data_dir, progress)
-    else:
-        path = named.resolve(chosen, args.data_dir, progress)
+    if args.action == "path":
+        print(evaluators.resolve(chosen, args.data_dir, progress))
+        return 0
+    path = named.bundle_path(chosen) or evaluators.build(chosen, args.data_dir, progress)
     print(path)
+    if args.push_to_hub:
+        from larev_hf.hub.published import publish
+
+        try:
+            commit = publish(path, args.push_to_hub, private=args.private)
+        except Exception as error:  # noqa: BLE001 - network, authentication, permissions: report them all the same way
+            print(f"larev-hf: error: pushing the {chosen!r} evaluator to {args.push_to_hub} failed "
+                  f"({type(error).__name__}: {error}); it is built in {path}", file=sys.stderr)
+            return 1
+        print(f"pushed: {getattr(commit, 'commit_url', commit)}")
     return 0
 
 
@@ -261,7 +268,6 @@ def main(argv: list[str] | None = None) -> int:
     hf_logging.disable_progress_bar()  # sub-second "Loading weights" / "Writing model shards" bars, one per model
     from larev_hf.cli_arguments import config_from_args
     from larev_hf.config import RunConfig
-    from larev_hf.hub.named import EvaluatorBuildError
     from larev_hf.pipeline import Run
     from larev_hf.report import dumps_summary
     from larev_hf.runner import DirectoryLockedError
@@ -303,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nlarev-hf: interrupted; rerun the same command to resume (finished stages are kept)", file=sys.stderr)
         return 130
-    except (DataError, FileNotFoundError, ValueError, EvaluatorBuildError, DirectoryLockedError) as error:
+    except (DataError, FileNotFoundError, ValueError, DirectoryLockedError) as error:
         if args.debug or os.environ.get(DEBUG_ENV):
             raise
         print(f"larev-hf: error: {error}" + (" (no network: offline mode)" if offline and "offline" not in str(error)

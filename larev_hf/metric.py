@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 import datasets
 import evaluate
 
+from larev_hf import evaluators
 from larev_hf.hub import CONFIG_NAME, EvaluatorBundle, named
 from larev_hf.hub.inputs import INSTANCE_ID
 from larev_hf.methods import get_method
@@ -64,7 +65,7 @@ def load_bundle(
     if isinstance(evaluator, EvaluatorBundle):
         return evaluator
     if named.is_named(evaluator):
-        evaluator = named.resolve(str(evaluator))
+        evaluator = evaluators.resolve(str(evaluator))
     key = _cache_key(evaluator, revision, device)
     if key not in _BUNDLES:
         _BUNDLES[key] = EvaluatorBundle.from_pretrained(evaluator, revision=revision, device=device)

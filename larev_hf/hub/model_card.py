@@ -177,7 +177,44 @@ def make_model_card(bundle: EvaluatorBundle, repo_id: str | None = None) -> Mode
         citation=citation(config.method),
         score_meaning=SCORE_MEANING,
         trust_sentence=Trust(**config.trust).sentence() if config.trust else "not recorded (a bundle made by hand)",
+        **recipe_context(getattr(bundle, "recipe", None)),
     )
+
+
+def recipe_context(record: dict[str, Any] | None) -> dict[str, Any]:
+    """The card's "Recipe" section of a published named evaluator (its ``recipe.json``, see
+    :mod:`larev_hf.hub.published`): its name, fingerprint, data, build time and the commands it ran; empty for
+    any other bundle."""
+    if not record:
+        return {"recipe_name": None}
+    recipe = record.get("recipe", {})
+    data = record.get("data")
+    if data == "local":
+        data_sentence = (f"a local copy of the repository's shared data layout (`DATA` below: `{recipe.get('data_subdir')}/`"
+                         + (f", `human/{recipe['judgments']}`" if recipe.get("judgments") else "") + ")")
+    else:
+        data_sentence = f"the Hub dataset `{data}`"
+    if recipe.get("judgments") and not record.get("calibrated"):
+        data_sentence += "; without its people's judgments, so the calibration was left out"
+    steps = record.get("steps") or []
+    return {"recipe_name": record.get("name", recipe.get("name")), "recipe_fingerprint": record.get("fingerprint"),
+            "recipe_description": recipe.get("description", ""), "recipe_data": data_sentence,
+            "recipe_minutes": record.get("build_minutes"),
+            "recipe_steps": [" ".join(["larev-hf", *step]) for step in steps],
+            "recipe_settings": [f"{title}: `{_setting_text(recipe[key])}`"
+                                for key, title in (("run", "the run"), ("calibrate", "calibration features"),
+                                                   ("human", "the calibration"), ("force_export", "export despite the "
+                                                                                  "trust check"))
+                                if recipe.get(key)]}
+
+
+def _setting_text(value: object) -> str:
+    """A recipe setting as the card shows it: ``name=value`` pairs, a comma list, or the value."""
+    if isinstance(value, dict):
+        return ", ".join(f"{name}={item}" for name, item in value.items())
+    if isinstance(value, list | tuple):
+        return ",".join(map(str, value))
+    return str(value)
 
 
 def _larev_weights(bundle: EvaluatorBundle) -> dict[str, object]:

@@ -1,10 +1,18 @@
 """Named default evaluators: ``evaluator="esnli"`` resolves the library's recommended recipe for a task.
 
-A recipe is the three documented commands that make a trustworthy bundle — ``larev-hf run`` (data, backbone, training
-rows, seed), ``larev-hf human --calibrate`` (the robust calibration on people's acceptability judgments, where the
-task has such a file) and ``larev-hf export`` (the trust check, the bundle) — with the settings the docs measure as
-best. The first use builds it into the user's cache (a progress line per step, the time it took here said up front);
-later uses load the cached bundle; a changed recipe has another fingerprint, so it is built anew beside the old one.
+A recipe is the settings of the three steps that make a trustworthy bundle — the run (data, backbone, training rows,
+seed: ``larev-hf run``), the robust calibration on people's acceptability judgments where the task has such a file
+(``larev-hf human --calibrate``) and the trust check with the bundle (``larev-hf export``) — as the docs measure them
+best. :mod:`larev_hf.evaluators` builds it in one process into the user's cache (one progress line per stage, with an
+estimate of what is left) and :meth:`EvaluatorRecipe.commands` prints the same steps as commands; later uses load the
+cached bundle; a changed recipe has another fingerprint, so it is built anew beside the old one.
+
+Where a named evaluator comes from (:func:`find`, which says which in one line, then
+:func:`larev_hf.evaluators.resolve`): the cache (a build or a download of the current recipe), else the recipe's
+published Hub repo (``hub_repo``) when the Hub is reachable — never waited for offline (``HF_HUB_OFFLINE=1``, or the
+endpoint does not answer within seconds; :mod:`larev_hf.hub.published`) — else a build. A maintainer publishes a built evaluator with ``larev-hf evaluators build NAME
+--push-to-hub REPO`` and then sets the recipe's ``hub_repo`` to that repo; a published bundle is used only while its
+``recipe.json`` carries the current recipe's fingerprint, so a changed recipe is never served an old bundle.
 
 Where the data comes from: ``data_dir=`` / ``--data-dir``, else the ``LAREV_HF_DATA`` environment variable — a
 directory in the layout of the repository's ``../shared/data`` (``esnli/``, ``cose/``, ``strategyqa/`` and
@@ -18,13 +26,13 @@ import hashlib
 import json
 import logging
 import os
-import subprocess
 import sys
-import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
-from larev_hf.io import read_json, write_json
+from larev_hf.io import read_json
 
 logger = logging.getLogger(__name__)
 
@@ -36,14 +44,24 @@ DATA_ENV = "LAREV_HF_DATA"
 BUILT_NAME = "recipe.json"
 
 
-class EvaluatorBuildError(RuntimeError):
-    """A step of a named evaluator's build failed (its own messages came before); a rerun resumes it."""
+def as_flags(settings: Mapping[str, Any]) -> list[str]:
+    """Settings as the command line spells them: ``max_train_examples=500`` → ``--max-train-examples 500``, a true
+    boolean a bare flag, a list comma-joined."""
+    flags: list[str] = []
+    for name, value in settings.items():
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            flags.append(flag)
+        elif value is not False and value is not None:  # 0 is a value, not a false flag
+            flags += [flag, ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)]
+    return flags
 
 
 @dataclass(frozen=True)
 class EvaluatorRecipe:
-    """How one named evaluator is built: the ``larev-hf run`` flags, the judged file of its calibration, and the
-    build time measured on this project's 2-core CPU (the estimate a first use prints)."""
+    """How one named evaluator is built: the run's settings, the judged file and features of its calibration, and the
+    build time measured on this project's 2-core CPU (the estimate a first use prints, per stage for the progress
+    line's estimate of what is left)."""
 
     name: str
     description: str
@@ -51,38 +69,72 @@ class EvaluatorRecipe:
     #: the data set's directory in the shared layout, and its Hub name when no local data is given
     data_subdir: str
     hub_dataset: str | None
-    run_args: tuple[str, ...]
+    #: :class:`~larev_hf.config.RunConfig` settings besides the data (``method`` names the bundled method)
+    run: Mapping[str, Any]
     #: the acceptability judgments under ``human/`` that the robust calibration is fitted on (``None``: no calibration)
     judgments: str | None = None
     calibrate: tuple[str, ...] = ()
-    human_args: tuple[str, ...] = ()
-    export_args: tuple[str, ...] = ()
+    #: :class:`~larev_hf.meta.settings.HumanSettings` of the calibration besides the judgments and features
+    human: Mapping[str, Any] = field(default_factory=dict)
+    #: export even if the trust check fails (test recipes only: an offered recipe must pass it)
+    force_export: bool = False
     minutes: float = 0.0
+    #: expected seconds of each stage on 2 CPU cores, ``<directory>/<stage>`` (``run/phi_la``), for the progress line
+    stage_seconds: Mapping[str, float] = field(default_factory=dict)
     aliases: tuple[str, ...] = field(default=())
+    #: the Hub model repo this recipe's bundle is published in (``larev-hf evaluators build NAME --push-to-hub REPO``);
+    #: ``None``: not published, so a first use builds it
+    hub_repo: str | None = None
 
     @property
     def fingerprint(self) -> str:
-        """A hash of everything that changes the bundle (not the description or the time estimate)."""
-        content = {key: value for key, value in asdict(self).items() if key not in ("description", "minutes", "aliases")}
+        """A hash of everything that changes the bundle (not the description, the time estimates, the aliases or where
+        it is published: publishing a recipe keeps its cache directory's name)."""
+        content = {key: value for key, value in asdict(self).items()
+                   if key not in ("description", "minutes", "stage_seconds", "aliases", "hub_repo")}
         return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:12]
 
-    def commands(self, data_root: Path | None, workdir: Path) -> list[tuple[str, list[str]]]:
-        """The build's steps, ``(title, larev-hf arguments)``, in order; each resumes where an interrupted one
-        stopped."""
+    @property
+    def method(self) -> str:
+        """The method whose evaluators the bundle holds."""
+        return str(self.run.get("method", "larev"))
+
+    @property
+    def backbone(self) -> str:
+        """The evaluators' backbone (a preset or a checkpoint)."""
+        return str(self.run["backbone"])
+
+    def data_location(self, data_root: Path | None) -> str:
+        """The run's ``data_dir``: the local copy under ``data_root``, else the Hub dataset."""
         data = str(data_root / self.data_subdir) if data_root is not None else self.hub_dataset
         if data is None:
             raise ValueError(f"the {self.name!r} evaluator needs local data: pass --data-dir or set {DATA_ENV}")
+        return data
+
+    def run_settings(self, data_root: Path | None) -> dict[str, Any]:
+        """The run's :class:`~larev_hf.config.RunConfig` keyword arguments."""
+        return {"dataset": self.dataset, "data_dir": self.data_location(data_root), **self.run}
+
+    def human_settings(self, calibration: Path) -> dict[str, Any]:
+        """The calibration's :class:`~larev_hf.meta.settings.HumanSettings` keyword arguments: only the features are
+        scored (a build needs nothing else of the judged file)."""
+        return {"judgments": str(calibration), "calibrate": list(self.calibrate), "methods": list(self.calibrate),
+                **self.human}
+
+    def commands(self, data_root: Path | None, workdir: Path) -> list[tuple[str, list[str]]]:
+        """The build's steps as ``larev-hf`` commands, ``(title, arguments)``, in order: what
+        :func:`larev_hf.evaluators.build` does in one process, for a person to read or rerun."""
         run = workdir / "run"
-        steps = [("training the evaluators", ["run", "--dataset", self.dataset, "--data-dir", data, *self.run_args,
+        steps = [("training the evaluators", ["run", *as_flags(self.run_settings(data_root)),
                                               "--output-dir", str(run)])]
-        export = ["export", "--run-dir", str(run), "--method", "larev", "--output-dir", str(workdir / "bundle"),
-                  *self.export_args]
+        export = ["export", "--run-dir", str(run), "--method", self.method, "--output-dir", str(workdir / "bundle"),
+                  *(["--force"] if self.force_export else [])]
         calibration = self.calibration_file(data_root)
         if calibration is not None:
             human = workdir / "human"
             steps.append(("fitting the robust calibration on people's judgments",
-                          ["human", "--run-dir", str(run), "--judgments", str(calibration), "--calibrate",
-                           ",".join(self.calibrate), *self.human_args, "--output-dir", str(human)]))
+                          ["human", "--run-dir", str(run), *as_flags(self.human_settings(calibration)),
+                           "--output-dir", str(human)]))
             export += ["--calibration", str(human / "calibration.json")]
         steps.append(("checking trust and writing the bundle", export))
         return steps
@@ -95,28 +147,46 @@ class EvaluatorRecipe:
         return path if path.is_file() else None
 
 
+#: Each stage's seconds in a build of the ``esnli`` recipe alone on this project's 2-core CPU (AMX), from the build's
+#: stage markers (``benchmarks/results/esnli_build_time.json``): the progress line's estimate of what is left.
+ESNLI_STAGE_SECONDS: dict[str, float] = {
+    "run/data": 0.3, "run/tokenizer": 0.2, "run/phi_base": 43, "run/phi": 42, "run/ig": 0, "run/environments": 0,
+    "run/phi_la": 141, "run/score-larev": 34, "run/report-larev": 1,
+    **{f"human/attacks/{split}/{stage}": seconds for split in ("validation", "test", "train")
+       for stage, seconds in (("suite", 1), ("score-larev", 44), ("score-explanation_lm", 2),
+                              ("score-copied_span", 2))},
+    "human/judged": 1, "human/score-larev": 45, "human/score-explanation_lm": 2, "human/score-copied_span": 2,
+}
+
 #: The recommended recipe per task. e-SNLI: the pretrained MiniLM backbone on 500 training rows with the robust
 #: ``larev,explanation_lm,copied_span`` calibration — the best agreement with people measured here, with no VARSuite
-#: family gaining from the calibration (docs/human.md); the others: the same backbone, no calibration (no judged file
-#: of their own construct to fit it on).
+#: family gaining from the calibration (docs/human.md); trained and scored in bf16 where the CPU has bf16 arithmetic,
+#: with LAREV's leakage term the label's words that the template baseline states (every term IG picks lies inside
+#: them, docs/scale.md), which together halve the build (docs/hub.md, "What a build costs"). None is published on the
+#: Hub yet (``hub_repo=None``): once a maintainer has pushed a build (``larev-hf evaluators build esnli --push-to-hub
+#: ORG/REPO``), setting ``hub_repo="ORG/REPO"`` here lets a first use download it instead of building (the fingerprint
+#: is unchanged).
 RECIPES: dict[str, EvaluatorRecipe] = {recipe.name: recipe for recipe in (
     EvaluatorRecipe(
         name="esnli", description="NLI (premise, hypothesis, label); e-SNLI, MiniLM, robust calibration",
         dataset="esnli", data_subdir="esnli", hub_dataset="esnli",
-        run_args=("--method", "larev", "--backbone", "minilm2minilm", "--max-train-examples", "500",
-                  "--max-eval-examples", "500", "--seed", "0"),
+        run={"method": "larev", "backbone": "minilm2minilm", "max_train_examples": 500, "max_eval_examples": 500,
+             "seed": 0, "bf16": True, "leakage_term": "verbalization"},
         judgments="snli_accept_train.jsonl", calibrate=("larev", "explanation_lm", "copied_span"),
-        human_args=("--half", "held"), minutes=30.0, aliases=("nli", "snli")),
-    EvaluatorRecipe(
-        name="commonsenseqa", description="multiple-choice QA (question, choices, label); CoS-E, MiniLM",
-        dataset="cose", data_subdir="cose", hub_dataset=None,  # the Hub's cos_e has no test split
-        run_args=("--method", "larev", "--backbone", "minilm2minilm", "--max-train-examples", "2000",
-                  "--max-eval-examples", "475", "--seed", "0"),
-        minutes=30.0, aliases=("cose", "csqa")),
+        human={"half": "held"}, minutes=8.0, aliases=("nli", "snli"),
+        stage_seconds=ESNLI_STAGE_SECONDS),
 )}
 
 #: Tasks with no named evaluator, and why: a recipe is offered only where its bundle passes ``export``'s trust check.
 NOT_OFFERED: dict[str, str] = {
+    "commonsenseqa": "the recipe (MiniLM on 2,000 CoS-E training rows) does not pass its own trust check, so its "
+                     "build ends in `export` refusing the bundle after about 22 minutes: Φ_LA is right on 59.6% of the "
+                     "475 test questions with the gold CoS-E explanation (chance 33.3%) and on 62.9% with the vacuous "
+                     "baseline alone, Gold − Vacuous is −0.661 nats [−0.786, −0.534], and Φ_base reads the answer from "
+                     "the baseline alone on 66.9% (measured with `larev-hf evaluators build commonsenseqa --data-dir "
+                     "../shared/data`, 1,344 s on 2 CPU cores). Train an evaluator of your own (`larev-hf run --dataset "
+                     "cose` with a larger backbone or more training rows) and check its report's accuracy against the "
+                     "trust check before `larev-hf export`",
     "strategyqa": "no offline backbone learns StrategyQA from its facts, so no bundle of one passes the trust check: "
                   "those that do not read the answer off the baseline are right on 53-61% of its test questions with "
                   "the gold facts (always 'no': 53.3%; the best offline model, MiniLM fine-tuned on all 1,832 training questions, 60.3%; "
@@ -124,6 +194,14 @@ NOT_OFFERED: dict[str, str] = {
                   "knows the facts' world, e.g. `larev-hf run --dataset strategyqa --backbone t5-large`, and check "
                   "its report's accuracy before `larev-hf export`",
 }
+#: Other names of the tasks in :data:`NOT_OFFERED` (the aliases their recipes had), answered with the same reason.
+NOT_OFFERED_ALIASES: dict[str, str] = {"cose": "commonsenseqa", "csqa": "commonsenseqa"}
+
+
+def withdrawn(name: str) -> str | None:
+    """The task of :data:`NOT_OFFERED` that ``name`` (or an alias of it) names, else ``None``."""
+    task = NOT_OFFERED_ALIASES.get(name, name)
+    return task if task in NOT_OFFERED else None
 
 
 def recipe(name: str) -> EvaluatorRecipe:
@@ -132,15 +210,20 @@ def recipe(name: str) -> EvaluatorRecipe:
     for candidate in RECIPES.values():
         if name == candidate.name or name in candidate.aliases:
             return candidate
-    if name in NOT_OFFERED:
-        raise ValueError(f"no named evaluator {name!r}: {NOT_OFFERED[name]}")
+    task = withdrawn(name)
+    if task is not None:
+        raise ValueError(f"no named evaluator {name!r}" + (f" ({task})" if task != name else "")
+                         + f": {NOT_OFFERED[task]}")
     raise ValueError(f"no named evaluator {name!r}; expected one of {sorted(RECIPES)}")
 
 
 def is_named(evaluator: object) -> bool:
-    """Whether ``evaluator`` names a recipe (and no local directory of that name shadows it)."""
+    """Whether ``evaluator`` names a recipe or a task without one (and no local directory of that name shadows it):
+    :func:`resolve` then returns its bundle, or says at once why there is none, instead of a Hub look-up of the name."""
     if not isinstance(evaluator, str) or Path(evaluator).expanduser().exists():
         return False
+    if withdrawn(evaluator) is not None:
+        return True
     try:
         recipe(evaluator)
     except ValueError:
@@ -181,45 +264,41 @@ def data_root(data_dir: str | os.PathLike | None = None) -> Path | None:
     return root
 
 
-def build(name: str, data_dir: str | os.PathLike | None = None, progress: bool = True) -> Path:
-    """Build ``name``'s evaluator into the cache (resuming an interrupted build) and return its bundle directory.
+def find(evaluator: str, progress: bool = True) -> Path | None:
+    """The bundle directory of a named evaluator from the first source that has it — the cache, else the recipe's
+    published Hub repo (skipped at once offline) — or ``None`` when it must be built
+    (:func:`larev_hf.evaluators.resolve` builds it); one line says which.
 
-    Each step runs the ``larev-hf`` command line in a child process with the same Python, so a build is exactly the
-    documented commands (printed as it goes) and an interrupted build resumes its finished stages.
+    Raises:
+        ValueError: no recipe of that name, or a task without one (the reason is in the message).
     """
-    chosen = recipe(name)
-    root = data_root(data_dir)
-    directory = evaluator_dir(chosen.name)
-    steps = chosen.commands(root, directory)
+    from larev_hf.hub import published
+
+    chosen = recipe(evaluator)
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else logger.info
-    say(f"building the {chosen.name!r} evaluator into {directory} (once; later uses load it): about "
-        f"{chosen.minutes:.0f} minutes on 2 CPU cores")
-    if chosen.judgments and chosen.calibration_file(root) is None:
-        say(f"  no {chosen.judgments} under the data directory's human/: the bundle will have no calibrated score")
-    start = time.perf_counter()
-    for k, (title, arguments) in enumerate(steps, start=1):
-        say(f"  [{k}/{len(steps)}] {title}: larev-hf {' '.join(arguments)}")
-        command = [sys.executable, "-m", "larev_hf.cli", *([] if progress else ["--quiet"]), *arguments]
-        completed = subprocess.run(command, check=False)
-        if completed.returncode:
-            raise EvaluatorBuildError(f"building the {chosen.name!r} evaluator stopped at step {k} ({title}, exit "
-                               f"{completed.returncode}); rerun to resume, or see the messages above")
-    minutes = (time.perf_counter() - start) / 60
-    write_json(directory / BUILT_NAME, {"recipe": asdict(chosen), "fingerprint": chosen.fingerprint,
-                                        "data": str(root) if root else chosen.hub_dataset,
-                                        "calibrated": chosen.calibration_file(root) is not None,
-                                        "build_minutes": round(minutes, 2), "steps": [a for _, a in steps]})
-    say(f"built the {chosen.name!r} evaluator in {minutes:.1f} min: {directory / 'bundle'}")
-    return directory / "bundle"
+    cached = bundle_path(chosen.name)
+    if cached is not None:
+        record = read_json(cached.parent / BUILT_NAME)
+        origin = f"downloaded from {record['hub_repo']}" if record.get("hub_repo") else "built here"
+        say(f"the {chosen.name!r} evaluator: from the cache ({origin}): {cached}")
+        return cached
+    downloaded = published.download(chosen, say, progress)
+    if downloaded is not None:
+        say(f"the {chosen.name!r} evaluator: downloaded from the Hub ({chosen.hub_repo}): {downloaded}")
+        return downloaded
+    say(f"the {chosen.name!r} evaluator: not in the cache" + (" nor from the Hub" if chosen.hub_repo else
+                                                               " and not published on the Hub") + ": building it")
+    return None
 
 
-def resolve(evaluator: str, data_dir: str | os.PathLike | None = None, progress: bool = True) -> Path:
-    """The bundle directory of a named evaluator, built on first use."""
-    return bundle_path(evaluator) or build(evaluator, data_dir, progress)
+def bundle_megabytes(path: Path) -> float:
+    """The size on disk of the files under ``path``, in MB (10^6 bytes)."""
+    return sum(item.stat().st_size for item in path.rglob("*") if item.is_file()) / 1e6
 
 
 def describe() -> list[dict[str, object]]:
-    """One row per recipe: its name, what it scores, whether it is built, where, and its build time."""
+    """One row per recipe: its name, what it scores, whether it is built (or downloaded), where, its bundle's size
+    on disk, its build time and the Hub repo it is published in."""
     rows = []
     for chosen in RECIPES.values():
         built = bundle_path(chosen.name)
@@ -227,5 +306,7 @@ def describe() -> list[dict[str, object]]:
         rows.append({"name": chosen.name, "aliases": list(chosen.aliases), "description": chosen.description,
                      "built": built is not None, "path": str(evaluator_dir(chosen.name) / "bundle"),
                      "calibrated": record.get("calibrated"), "build_minutes": record.get("build_minutes"),
-                     "estimate_minutes": chosen.minutes})
+                     "estimate_minutes": chosen.minutes, "hub_repo": chosen.hub_repo,
+                     "downloaded_from": record.get("hub_repo"),
+                     "size_mb": bundle_megabytes(built) if built else None})
     return rows

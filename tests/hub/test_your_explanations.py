@@ -7,6 +7,7 @@ import csv
 import dataclasses
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from scipy.stats import rankdata
 
 import larev_hf
+from larev_hf import evaluators
 from larev_hf.cli import main
 from larev_hf.data.vacuous import NLI_FRAMES, TemplateBaselineBuilder
 from larev_hf.hub import EvaluatorBundle, build_records, named
@@ -222,9 +224,9 @@ def test_an_interrupt_is_one_line_and_exit_130(tmp_path, capsys, monkeypatch) ->
 TINY = named.EvaluatorRecipe(
     name="tiny-synthetic", description="the synthetic task, 48 rows (a test recipe)", dataset="synthetic",
     data_subdir="synthetic", hub_dataset="synthetic",
-    run_args=("--method", "larev", "--max-train-examples", "48", "--max-eval-examples", "12", "--num-train-epochs",
-              "1", "--n-boot", "50"),
-    export_args=("--force",), minutes=0.5)
+    run={"method": "larev", "backbone": "t5-tiny", "max_train_examples": 48, "max_eval_examples": 12,
+         "num_train_epochs": 1, "n_boot": 50},
+    force_export=True, minutes=0.5)
 
 
 def test_a_named_evaluator_is_built_once_into_the_cache_and_rebuilt_when_its_recipe_changes(tmp_path, monkeypatch,
@@ -248,15 +250,45 @@ def test_a_named_evaluator_is_built_once_into_the_cache_and_rebuilt_when_its_rec
     assert main(["--quiet", "evaluators", "list"]) == 0
     assert f"{TINY.name}" in (listing := capsys.readouterr().out) and "built (" in listing
     # a changed recipe is another fingerprint: not built yet, beside the old one
-    changed = dataclasses.replace(TINY, run_args=(*TINY.run_args, "--seed", "1"))
+    changed = dataclasses.replace(TINY, run={**TINY.run, "seed": 1})
     monkeypatch.setitem(named.RECIPES, TINY.name, changed)
     assert changed.fingerprint != TINY.fingerprint and named.bundle_path(TINY.name) is None
     assert named.evaluator_dir(TINY.name) != built.parent
 
 
+def test_a_build_runs_in_this_process_says_each_stage_and_resumes_after_an_interruption(tmp_path, monkeypatch,
+                                                                                          capsys) -> None:
+    monkeypatch.setenv(named.EVALUATORS_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(named.DATA_ENV, raising=False)
+    expected = {"run/phi_base": 1.0, "run/phi": 1.0, "run/phi_la": 2.0}
+    monkeypatch.setitem(named.RECIPES, TINY.name, dataclasses.replace(TINY, stage_seconds=expected))
+
+    def no_child_process(*args, **kwargs):
+        raise AssertionError(f"the build started a child process: {args}")
+
+    monkeypatch.setattr(subprocess, "run", no_child_process)
+    monkeypatch.setattr(subprocess, "Popen", no_child_process)
+    exported = evaluators.export_run
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluators, "export_run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        evaluators.build(TINY.name, progress=True)
+    first = capsys.readouterr().err
+    assert "larev-hf run --dataset synthetic" in first and "training the evaluators: run/phi_la done in" in first
+    assert "min left" in first and named.bundle_path(TINY.name) is None
+    monkeypatch.setattr(evaluators, "export_run", exported)
+    built = evaluators.build(TINY.name, progress=True)
+    second = capsys.readouterr().err
+    assert "phi_la done earlier, kept" in second and "run/phi_la done in" not in second
+    assert built == named.bundle_path(TINY.name) and (built / "config_larev.json").is_file()
+
+
 def test_an_unknown_evaluator_name_lists_the_names(capsys) -> None:
     assert main(["--quiet", "evaluators", "path", "nope"]) == 2
-    assert "no named evaluator 'nope'; expected one of ['commonsenseqa', 'esnli']" in capsys.readouterr().err
+    assert "no named evaluator 'nope'; expected one of ['esnli']" in capsys.readouterr().err
 
 
 def test_a_task_without_a_trustworthy_offline_evaluator_says_why(capsys) -> None:

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from larev_hf.modeling import load_evaluator, save_evaluator, score_labels
-from larev_hf.modeling import precision
+from larev_hf.modeling import load_evaluator, precision, save_evaluator, score_labels
 from larev_hf.modeling.precision import AUTOCAST_ATTRIBUTE, autocast_for, mark_bf16, native_bf16
 from larev_hf.training.settings import TrainSettings
 

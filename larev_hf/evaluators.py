@@ -1,0 +1,109 @@
+"""Named default evaluators, built in this process: ``evaluator="esnli"`` becomes a bundle directory.
+
+A named evaluator (:mod:`larev_hf.hub.named`: the recipes, their cache directories and published copies) resolves to
+the first of: its bundle in the user's cache, the bundle its recipe names on the Hub (online only), or a build. The
+build runs the library's own objects one after the other in this process — the :class:`~larev_hf.pipeline.Run`
+(``larev-hf run``), the robust calibration of :class:`~larev_hf.meta.human.HumanEvaluation` (``larev-hf human
+--calibrate``) and :func:`~larev_hf.hub.export.export_run` (``larev-hf export``) — so it is exactly the documented
+commands (:meth:`~larev_hf.hub.named.EvaluatorRecipe.commands` prints them), each resumable: an interrupted build
+resumes at the stage it stopped in. It prints one line per finished stage with an estimate of what is left, scaled
+from the recipe's expected stage times by how fast this machine has been so far.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+from larev_hf.config import RunConfig
+from larev_hf.hub import named
+from larev_hf.hub.config import CONFIG_NAME
+from larev_hf.hub.export import export_run
+from larev_hf.io import write_json
+from larev_hf.meta.human import HumanEvaluation
+from larev_hf.meta.settings import HumanSettings
+from larev_hf.pipeline import Run
+from larev_hf.runner import stage_listener
+
+logger = logging.getLogger(__name__)
+
+
+class BuildProgress:
+    """One line per finished stage of a build: which step, the stage, its time and about how long is left.
+
+    ``expected`` maps each stage, as ``<directory relative to the build's>/<stage>`` (``run/phi_la``,
+    ``human/attacks/validation/score-larev``), to its expected seconds (the recipe's, measured on 2 CPU cores); what is
+    left is the expected time of the stages still to come times this machine's pace so far (actual over expected
+    seconds of the stages done), so a faster or slower machine is corrected for after the first stages.
+    """
+
+    def __init__(self, expected: dict[str, float], root: Path, say: Callable[[str], None]) -> None:
+        self.remaining, self.root, self.say = dict(expected), root, say
+        self.actual = self.planned = 0.0
+        self.step = ""
+
+    def __call__(self, directory: Path, stage: str, seconds: float | None) -> None:
+        try:
+            key = f"{directory.resolve().relative_to(self.root.resolve()).as_posix()}/{stage}"
+        except ValueError:  # a runner outside the build's directory: not one of its stages
+            return
+        planned = self.remaining.pop(key, None)
+        if seconds is None:
+            self.say(f"  {self.step}: {stage} done earlier, kept")
+            return
+        if planned is not None:
+            self.actual, self.planned = self.actual + seconds, self.planned + planned
+        pace = self.actual / self.planned if self.planned else 1.0
+        left = sum(self.remaining.values()) * pace
+        self.say(f"  {self.step}: {key} done in {seconds:.0f} s; about {left / 60:.1f} min left")
+
+
+def build(name: str, data_dir: str | os.PathLike | None = None, progress: bool = True) -> Path:
+    """Build ``name``'s evaluator into the cache (resuming an interrupted build) and return its bundle directory."""
+    recipe = named.recipe(name)
+    root = named.data_root(data_dir)
+    directory = named.evaluator_dir(recipe.name)
+    say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else logger.info
+    calibration_file = recipe.calibration_file(root)
+    say(f"building the {recipe.name!r} evaluator into {directory} (once; later uses load it): about "
+        f"{recipe.minutes:.0f} minutes on 2 CPU cores. The same as:")
+    for title, arguments in recipe.commands(root, directory):
+        say(f"  {title}: larev-hf {' '.join(arguments)}")
+    if recipe.judgments and calibration_file is None:
+        say(f"  no {recipe.judgments} under the data directory's human/: the bundle will have no calibrated score")
+    tracker = BuildProgress(recipe.stage_seconds, directory, say)
+    start = time.perf_counter()
+    run_dir, human_dir, bundle_dir = directory / "run", directory / "human", directory / "bundle"
+    with stage_listener(tracker):
+        tracker.step = "training the evaluators"
+        Run(RunConfig(**recipe.run_settings(root)), run_dir, progress=progress).execute()
+        calibration = None
+        if calibration_file is not None:
+            tracker.step = "fitting the robust calibration"
+            HumanEvaluation(Run.load(run_dir, progress), HumanSettings(**recipe.human_settings(calibration_file)),
+                            human_dir).execute()
+            calibration = human_dir / "calibration.json"
+        tracker.step = "checking trust and writing the bundle"
+        if not (bundle_dir / CONFIG_NAME).is_file():  # a build interrupted after its export resumes past it
+            export_run(run_dir, recipe.method, bundle_dir, calibration=calibration, force=recipe.force_export)
+    minutes = (time.perf_counter() - start) / 60
+    write_json(directory / named.BUILT_NAME, {
+        "recipe": asdict(recipe), "fingerprint": recipe.fingerprint,
+        "data": str(root) if root else recipe.hub_dataset, "calibrated": calibration is not None,
+        "build_minutes": round(minutes, 2), "steps": [arguments for _, arguments in recipe.commands(root, directory)]})
+    say(f"built the {recipe.name!r} evaluator in {minutes:.1f} min: {bundle_dir}")
+    return bundle_dir
+
+
+def resolve(evaluator: str, data_dir: str | os.PathLike | None = None, progress: bool = True) -> Path:
+    """The bundle directory of a named evaluator: the cache, else the Hub (:func:`larev_hf.hub.named.find`, which
+    says which), else built here."""
+    return named.find(evaluator, progress=progress) or build(evaluator, data_dir, progress)
+
+
+__all__ = ["BuildProgress", "build", "resolve"]
