@@ -21,10 +21,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from larev_hf.config import RunConfig
-from larev_hf.hub import named
+from larev_hf.hub import named, published
 from larev_hf.hub.config import CONFIG_NAME
 from larev_hf.hub.export import export_run
-from larev_hf.io import write_json
+from larev_hf.io import read_json, write_json
 from larev_hf.meta.human import HumanEvaluation
 from larev_hf.meta.settings import HumanSettings
 from larev_hf.pipeline import Run
@@ -100,10 +100,35 @@ def build(name: str, data_dir: str | os.PathLike | None = None, progress: bool =
     return bundle_dir
 
 
+def find(evaluator: str, progress: bool = True) -> Path | None:
+    """The bundle directory of a named evaluator from the first source that has it — the cache, else the recipe's
+    published Hub repo (skipped at once offline) — or ``None`` when it must be built
+    (:func:`resolve` builds it); one line says which.
+
+    Raises:
+        ValueError: no recipe of that name, or a task without one (the reason is in the message).
+    """
+    chosen = named.recipe(evaluator)
+    say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else logger.info
+    cached = named.bundle_path(chosen.name)
+    if cached is not None:
+        record = read_json(cached.parent / named.BUILT_NAME)
+        origin = f"downloaded from {record['hub_repo']}" if record.get("hub_repo") else "built here"
+        say(f"the {chosen.name!r} evaluator: from the cache ({origin}): {cached}")
+        return cached
+    downloaded = published.download(chosen, say, progress)
+    if downloaded is not None:
+        say(f"the {chosen.name!r} evaluator: downloaded from the Hub ({chosen.hub_repo}): {downloaded}")
+        return downloaded
+    say(f"the {chosen.name!r} evaluator: not in the cache" + (" nor from the Hub" if chosen.hub_repo else
+                                                               " and not published on the Hub") + ": building it")
+    return None
+
+
 def resolve(evaluator: str, data_dir: str | os.PathLike | None = None, progress: bool = True) -> Path:
-    """The bundle directory of a named evaluator: the cache, else the Hub (:func:`larev_hf.hub.named.find`, which
-    says which), else built here."""
-    return named.find(evaluator, progress=progress) or build(evaluator, data_dir, progress)
+    """The bundle directory of a named evaluator: the cache, else the Hub (:func:`find`, which says which), else
+    built here."""
+    return find(evaluator, progress=progress) or build(evaluator, data_dir, progress)
 
 
-__all__ = ["BuildProgress", "build", "resolve"]
+__all__ = ["BuildProgress", "build", "find", "resolve"]

@@ -7,8 +7,7 @@ best. :mod:`larev_hf.evaluators` builds it in one process into the user's cache 
 estimate of what is left) and :meth:`EvaluatorRecipe.commands` prints the same steps as commands; later uses load the
 cached bundle; a changed recipe has another fingerprint, so it is built anew beside the old one.
 
-Where a named evaluator comes from (:func:`find`, which says which in one line, then
-:func:`larev_hf.evaluators.resolve`): the cache (a build or a download of the current recipe), else the recipe's
+Where a named evaluator comes from (:func:`larev_hf.evaluators.resolve`, which says which in one line): the cache (a build or a download of the current recipe), else the recipe's
 published Hub repo (``hub_repo``) when the Hub is reachable — never waited for offline (``HF_HUB_OFFLINE=1``, or the
 endpoint does not answer within seconds; :mod:`larev_hf.hub.published`) — else a build. A maintainer publishes a built evaluator with ``larev-hf evaluators build NAME
 --push-to-hub REPO`` and then sets the recipe's ``hub_repo`` to that repo; a published bundle is used only while its
@@ -26,7 +25,6 @@ import hashlib
 import json
 import logging
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -262,33 +260,6 @@ def data_root(data_dir: str | os.PathLike | None = None) -> Path | None:
         raise FileNotFoundError(f"{root}: no such data directory; expected the shared data layout "
                                 "(esnli/, cose/, strategyqa/, human/)")
     return root
-
-
-def find(evaluator: str, progress: bool = True) -> Path | None:
-    """The bundle directory of a named evaluator from the first source that has it — the cache, else the recipe's
-    published Hub repo (skipped at once offline) — or ``None`` when it must be built
-    (:func:`larev_hf.evaluators.resolve` builds it); one line says which.
-
-    Raises:
-        ValueError: no recipe of that name, or a task without one (the reason is in the message).
-    """
-    from larev_hf.hub import published
-
-    chosen = recipe(evaluator)
-    say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else logger.info
-    cached = bundle_path(chosen.name)
-    if cached is not None:
-        record = read_json(cached.parent / BUILT_NAME)
-        origin = f"downloaded from {record['hub_repo']}" if record.get("hub_repo") else "built here"
-        say(f"the {chosen.name!r} evaluator: from the cache ({origin}): {cached}")
-        return cached
-    downloaded = published.download(chosen, say, progress)
-    if downloaded is not None:
-        say(f"the {chosen.name!r} evaluator: downloaded from the Hub ({chosen.hub_repo}): {downloaded}")
-        return downloaded
-    say(f"the {chosen.name!r} evaluator: not in the cache" + (" nor from the Hub" if chosen.hub_repo else
-                                                               " and not published on the Hub") + ": building it")
-    return None
 
 
 def bundle_megabytes(path: Path) -> float:

@@ -5,7 +5,7 @@ fingerprint, where its data came from, whether it is calibrated, how long the bu
 build machine's paths replaced by ``DATA`` and ``BUILD``). The model card renders that recipe beside the trust check
 and the measured figures the bundle carries.
 
-:func:`download` is the Hub step of :func:`larev_hf.hub.named.resolve`, between the cache and a build: it never waits
+:func:`download` is the Hub step of :func:`larev_hf.evaluators.resolve`, between the cache and a build: it never waits
 on the network offline (``HF_HUB_OFFLINE``, or the endpoint does not accept a connection within
 :data:`PROBE_SECONDS`), and it uses a repo only while its ``recipe.json`` carries the current recipe's fingerprint.
 """
