@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -65,16 +67,39 @@ def tiny_model(request, _tiny_models):
     return copy.deepcopy(_tiny_models[request.param])
 
 
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], object]) -> Path:
+    """A directory that ``build(path)`` fills, built once per test session and copied to each xdist worker.
+
+    pytest-xdist gives every worker its own session fixtures, so a trained run would be trained once per worker.
+    The first worker to ask builds it where all workers can see it (beside their own temporary directories, under a
+    file lock the others wait on); each worker then gets its own copy, since a run directory is locked while it is
+    evaluated or exported and two workers must not share one. Without xdist it is built in place."""
+    own = tmp_path_factory.mktemp(name)
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        build(own)
+        return own
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp().parent  # the session's directory, shared by its workers
+    shared, done = root / f"shared-{name}", root / f"shared-{name}.done"
+    with FileLock(str(root / f"shared-{name}.lock")):
+        if not done.exists():
+            shutil.rmtree(shared, ignore_errors=True)
+            build(shared)
+            done.touch()
+    shutil.copytree(shared, own, dirs_exist_ok=True)
+    return own
+
+
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory) -> Path:
-    """One finished tiny run (REV and LAREV on 64 synthetic examples, ~15 s) shared by the bundle and metric tests."""
+    """One finished tiny run (every method on 64 synthetic examples, ~30 s) shared by the bundle and metric tests
+    (trained once per session, whatever the number of workers)."""
     from larev_hf.pipeline import Run, RunConfig
 
-    output = tmp_path_factory.mktemp("tiny-run")
     config = RunConfig(method="all", dataset="synthetic", max_train_examples=64, max_eval_examples=16,
                        num_train_epochs=1.0, n_boot=50)
-    Run(config, output, progress=False).execute()
-    return output
+    return built_once(tmp_path_factory, "tiny-run", lambda output: Run(config, output, progress=False).execute())
 
 
 @pytest.fixture(scope="session")

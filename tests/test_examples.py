@@ -23,6 +23,7 @@ def run_example(script: str, *arguments: str) -> subprocess.CompletedProcess:
     return result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trainer", ["seq2seq", "irm"])
 def test_drop_in_trainer_swaps_seq2seq_for_irm(trainer, tmp_path):
     """The same script trains with either trainer; only the IRM one logs the penalty and per-environment losses,

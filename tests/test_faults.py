@@ -74,6 +74,7 @@ FAULTS = ["write:train.jsonl", "marker:data", "write:phi_base", "marker:phi", "w
           "write:report.json"]
 
 
+@pytest.mark.slow
 def test_a_kill_anywhere_resumes_to_the_uninterrupted_report(reference, tmp_path: Path) -> None:
     """One run killed at every point in turn: each resume picks up where the last kill left it and is itself killed
     at the next point (so every kill also tests the resume before it), then a last resume must give the uninterrupted
@@ -88,6 +89,7 @@ def test_a_kill_anywhere_resumes_to_the_uninterrupted_report(reference, tmp_path
     assert not [p for p in run_dir.rglob(".*.tmp")]  # the killed processes' temporaries were cleaned up
 
 
+@pytest.mark.slow
 def test_a_refused_write_is_one_line_and_leaves_no_half_file(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     refused = cli(run_dir, limit_bytes=200_000)  # data and tokenizer fit; the first model does not

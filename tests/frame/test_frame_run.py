@@ -177,6 +177,7 @@ def test_contrastive_perturbation_never_returns_the_label_on_real_records(data_d
 
 
 # ---------------------------------------------------------------------- the tiny run
+@pytest.mark.slow
 def test_label_noise_flips_exactly_the_stated_share_and_shares_are_subsets(frame_run) -> None:
     run, _ = frame_run
     gold = {r["id"]: r["label"] for r in run.records("train")}
@@ -192,6 +193,7 @@ def test_label_noise_flips_exactly_the_stated_share_and_shares_are_subsets(frame
     assert half["trained_labels"] == [gold[i] for i in half["trained_ids"]]
 
 
+@pytest.mark.slow
 def test_f_gold_control_is_100_by_construction(frame_run) -> None:
     from larev_hf.explain.task_model import SelfRationalizer
 
@@ -208,6 +210,7 @@ def test_f_gold_control_is_100_by_construction(frame_run) -> None:
         assert all(row["control"] == row["target"] for row in rows)
 
 
+@pytest.mark.slow
 def test_phi_equals_a_hand_computation_from_the_simulators_predictions(frame_run) -> None:
     from larev_hf.explain.choices import augmented_input, choice_log_probs
     from larev_hf.modeling import load_evaluator
@@ -239,6 +242,7 @@ def test_phi_equals_a_hand_computation_from_the_simulators_predictions(frame_run
         assert results["metrics"][metric]["accuracy"]["base"]["control"] == pytest.approx(control_accuracy)
 
 
+@pytest.mark.slow
 def test_meta_metrics_equal_frames_arithmetic_on_the_stored_accuracies(frame_run) -> None:
     run, _ = frame_run
     results = read_json(run.dir / "results" / "seed0.json")
@@ -282,6 +286,7 @@ def test_meta_metrics_equal_frames_arithmetic_on_the_stored_accuracies(frame_run
              for m in RLC_METRICS}, {"asd_equivalent": "min", "asd_contrastive": "max"}))
 
 
+@pytest.mark.slow
 def test_a_tiny_run_writes_the_three_tables_and_a_rerun_skips_every_stage(frame_run) -> None:
     run, report = frame_run
     assert [name for name, _ in run.stages()] == STAGES and all(run.runner.is_done(name) for name in STAGES)
@@ -364,6 +369,7 @@ def test_seed_results_and_their_aggregate_over_seeds_by_hand() -> None:
     assert "12.50 (±12.50)" in text and "[1/2 seeds]" in text and "𝟙_H(ŷ|x,r) = 0 for r = r̂" in text
 
 
+@pytest.mark.slow
 def test_adding_a_seed_to_a_finished_run_trains_only_that_seed(frame_run, tmp_path) -> None:
     """``--seeds`` may grow on a finished run: the first seed's models are reused, the new seed's are trained, and
     the report aggregates both."""
@@ -475,6 +481,7 @@ def test_library_records_score_the_predicted_label_with_a_baseline_built_for_it(
         library_records(records, ["x9"], ["neutral"], builder)
 
 
+@pytest.mark.slow
 def test_library_metrics_added_to_a_finished_run_score_only_them(frame_run, tmp_path) -> None:
     """``--library-run`` on a finished FRAME run: only the library stage runs; every library score is the method's
     own pointwise score of the record with label ŷ, and the tables gain the library rows."""
@@ -512,6 +519,7 @@ def test_library_metrics_added_to_a_finished_run_score_only_them(frame_run, tmp_
     assert text.count("Library metrics under the same axiom") == 3 and "| LAREV |" in text
 
 
+@pytest.mark.slow
 def test_a_multi_seed_library_run_gives_one_column_per_evaluator_seed(frame_run, tmp_path) -> None:
     """With a ``--seeds 0,1`` library run, each evaluator seed's models score the axioms' rationales: the
     columns are ``rev`` (seed 0) and ``rev@seed1``, and seed 1's scores are its own view's pointwise scores."""
@@ -544,6 +552,7 @@ def test_a_multi_seed_library_run_gives_one_column_per_evaluator_seed(frame_run,
     assert [row["scores"] for row in rows["rev"]] != [row["scores"] for row in rows["rev@seed1"]]
 
 
+@pytest.mark.slow
 def test_scored_label_decoding_ranks_the_choices_by_their_prefix_log_probability(frame_run) -> None:
     """``--f-label-decoding score``: ŷ = argmax_c log p("c explanation:" | x), checked against a forward pass by hand
     (the model's own label shifting, no end-of-sequence token); r̂ is generated after the forced prefix."""

@@ -50,6 +50,7 @@ def test_batched_scores_equal_the_models_own_loss_and_survive_save_and_load(bert
     np.testing.assert_allclose(score_labels(reloaded, reloaded_tokenizer, TEXTS, LABELS).sum, scores.sum, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_larev_run_goes_through_ig_the_probe_and_phi_la(tmp_path):
     from larev_hf.io import read_json, read_jsonl
     from larev_hf.pipeline import Run, RunConfig

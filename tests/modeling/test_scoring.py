@@ -99,8 +99,11 @@ def test_loading_a_directory_without_a_model_names_the_problem(tmp_path):
         load_evaluator(str(tmp_path))
 
 
-def test_preset_tokenizer_is_identical_across_processes(tmp_path):
-    """The same texts give the same vocabulary in a fresh process (tokenizers' own trainer does not guarantee it)."""
+def test_preset_tokenizer_is_identical_across_processes():
+    """The same texts give the same vocabulary in a fresh process (tokenizers' own trainer does not guarantee it):
+    this process's and two fresh ones', each with another string hash seed."""
+    import json
+    import os
     import subprocess
     import sys
 
@@ -109,10 +112,14 @@ def test_preset_tokenizer_is_identical_across_processes(tmp_path):
         "t = build_tokenizer('t5-tiny', CORPUS); print(json.dumps(sorted(t.get_vocab().items())))"
     )
     root = Path(__file__).resolve().parents[2]
-    outputs = {
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root).stdout
-        for _ in range(3)
-    }
+    from larev_hf.modeling import build_tokenizer
+    from tests.conftest import CORPUS
+
+    outputs = {json.dumps(sorted(build_tokenizer("t5-tiny", CORPUS).get_vocab().items())) + "\n"}
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        outputs.add(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
+                                   env=env).stdout)
     assert len(outputs) == 1
 
 

@@ -99,6 +99,7 @@ def test_auto_threshold_is_the_largest_at_which_most_rationales_get_more_than_th
         DetectorSettings(threshold="tuned")
 
 
+@pytest.mark.slow
 def test_detector_finds_the_label_word_in_the_answer_is_x_rationales(data_dir):
     records = load_examples("strategyqa", data_dir / "strategyqa", "train", max_examples=600).to_list()
     for record in records:
@@ -239,6 +240,7 @@ def rora_fit(tmp_path_factory):
             "output": output}
 
 
+@pytest.mark.slow
 def test_infiller_edits_only_the_detected_spans(rora_fit):
     train, fit = rora_fit["train"], rora_fit["fit"]
     assert fit.counterfactual_stats["generated"] == 2 * len(train)
@@ -262,6 +264,7 @@ def test_infiller_edits_only_the_detected_spans(rora_fit):
     assert consistent / len(train) > 0.8
 
 
+@pytest.mark.slow
 def test_rora_scores_the_fact_above_the_label_restatement(rora_fit):
     test = yesno_records("test", 96)
     rationales = fact_and_leaky(test)
@@ -280,6 +283,7 @@ def test_rora_scores_the_fact_above_the_label_restatement(rora_fit):
     assert ablation["leaky"] > ablation["gold"] + 2.0
 
 
+@pytest.mark.slow
 def test_detector_round_trips_and_counterfactual_rows_need_every_label(rora_fit, tmp_path):
     fit, train = rora_fit["fit"], rora_fit["train"]
     # On the synthetic task the label's n-grams are exactly the six top-scoring ones; the facts' are near 0.

@@ -235,6 +235,7 @@ def read_losses(output_dir: Path, result: subprocess.CompletedProcess) -> dict:
     return json.loads(path.read_text())
 
 
+@pytest.mark.slow
 def test_accelerate_launch_two_processes_matches_one(tmp_path: Path) -> None:
     """The example trains under 1 and 2 processes on the same global batches, and both agree where they must.
 

@@ -105,6 +105,7 @@ def test_lora_run_trains_adapters_for_every_model_and_reports(tmp_path):
         Run(config.replace(lora=False), tmp_path, progress=False).execute()
 
 
+@pytest.mark.slow
 def test_example_script_trains_and_saves_a_lora_evaluator(tmp_path):
     """examples/train_larev.py --lora_r: the saved directory is an adapter that load_evaluator puts back on its base."""
     import os

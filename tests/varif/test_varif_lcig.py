@@ -110,6 +110,7 @@ def test_choice_log_probs_are_normalised_over_the_label_set(tiny_model, tiny_tok
     assert predicted == best
 
 
+@pytest.mark.slow
 def test_trained_lcig_masking_removes_what_a_leaky_rationale_gives_away(tmp_path) -> None:
     """Gold rationales name the label half the time: unmasked, h₁ᵘ reads a leaky rationale ("the label is X .") and
     I is large; masked, the detector is at chance on r⁻ and I falls (hypothesis H2 on a task built for it)."""

@@ -93,6 +93,7 @@ def test_summary_frontier_and_hypotheses_on_constructed_methods() -> None:
     assert not check_hypotheses(methods)["H5"]["I_tilde"]["holds"]
 
 
+@pytest.mark.slow
 def test_varif_run_end_to_end_resumes_and_adds_a_generator(data_dir, tmp_path) -> None:
     """A small e-SNLI comparison through every stage (the judge, the perturbations, LC-IG, S), then a rerun that
     skips everything, then one more generator that runs only its own stage."""
