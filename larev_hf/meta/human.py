@@ -132,7 +132,7 @@ class HumanEvaluation:
                 "differences": {name: {other: {stat: difference(table, name, other, stat) for stat in STATISTICS}
                                        for other in columns if other != name} for name in learned},
                 **ceiling_figures({name: values[keep] for name, values in columns.items()}, kept, human,
-                                  table["metrics"])}
+                                  table["metrics"], n_boot=self.settings.n_boot, seed=self.run.config.training.seed)}
             sources = [r.get("source") for r in kept]
             if None not in sources and len(set(sources)) > 1:  # several generators: RoRA's tables 2 and 3
                 report["human"][human]["generators"] = generator_figures(

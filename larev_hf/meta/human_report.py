@@ -21,9 +21,11 @@ from larev_hf.io import write_json, write_text
 from larev_hf.meta.human_stats import (
     STATISTICS,
     annotator_agreement,
+    percentile_interval,
     point_statistics,
     select_one,
     select_one_references,
+    select_one_replicates,
     share_of_ceiling,
 )
 from larev_hf.meta.robust_calibration import render_robustness, worst_family
@@ -35,15 +37,18 @@ STATISTIC_TITLES = {"pairwise": "Pairwise agreement", "spearman": "Spearman ρ",
 
 
 def ceiling_figures(columns: Mapping[str, np.ndarray], records: Sequence[Mapping[str, Any]], human: str,
-                    metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The figures beside the agreement table that say how good an agreement is: select-1 per metric with its random and
-    oracle references (Wiegreffe et al. 2022); the annotators' own agreement from their votes (when every record has
-    the same number of votes for ``human``) and each metric's agreement as a share of it; with a ``source`` column,
-    the point statistics per source (crowd vs GPT-3, ...)."""
+                    metrics: Mapping[str, Mapping[str, Any]], n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """The figures beside the agreement table that say how good an agreement is: select-1 per metric with its 95%
+    instance-bootstrap interval (the agreement table's draws for the same ``n_boot`` and ``seed``) and its random and
+    oracle references (Wiegreffe et al. 2022, §5); the annotators' own agreement from their votes (when every record
+    has the same number of votes for ``human``) and each metric's agreement as a share of it; with a ``source``
+    column, the point statistics per source (crowd vs GPT-3, ...)."""
     judged = np.array([r["numbers"][human] for r in records])
     instances = [r["instance"] for r in records]
     out: dict[str, Any] = {
         "select_1": {name: select_one(values, judged, instances) for name, values in columns.items()},
+        "select_1_ci95": {name: percentile_interval(select_one_replicates(values, judged, instances, n_boot, seed))
+                          for name, values in columns.items()},
         "select_1_references": select_one_references(judged, instances)}
     votes = [r.get("votes", {}).get(human) for r in records]
     if all(votes) and len({len(v) for v in votes}) == 1 and len(votes[0]) >= 2:
@@ -85,6 +90,13 @@ def _signed(entry: Mapping[str, Any]) -> str:
     return f"{entry['value']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]" + (" ✓" if entry["established"] else "")
 
 
+def _select_one(entry: Mapping[str, Any], name: str) -> str:
+    """Select-1 with its interval where the report has one (reports written before it have none)."""
+    value = entry.get("select_1", {}).get(name)
+    ci = entry.get("select_1_ci95", {}).get(name)
+    return _number(value) + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and value is not None else "")
+
+
 def render_human_markdown(report: Mapping[str, Any]) -> str:
     """``human_report.md``: per human column, the agreement table and each learned metric's paired differences."""
     metrics = report["metrics"]
@@ -102,7 +114,7 @@ def render_human_markdown(report: Mapping[str, Any]) -> str:
             ["Metric", "Kind", *(STATISTIC_TITLES[s] for s in STATISTICS), "Select-1",
              *(["Worst VARSuite AUC (test)"] if robust else [])],
             [[metrics[name]["title"], metrics[name]["kind"], *(_interval(stats[s]) for s in STATISTICS),
-              _number(entry.get("select_1", {}).get(name)), *([worst_family(report, name)] if robust else [])]
+              _select_one(entry, name), *([worst_family(report, name)] if robust else [])]
              for name, stats in entry["metrics"].items()]))
         if "select_1_references" in entry:
             refs = entry["select_1_references"]

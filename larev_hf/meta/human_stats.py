@@ -226,15 +226,30 @@ def difference(table: Mapping[str, Any], metric: str, other: str, statistic: str
     return {"value": value, "ci95": interval, "established": bool(interval is not None and interval[0] > 0)}
 
 
-def select_one(scores: Any, human: Any, instance_ids: Sequence[Any], acceptable_at: float = ACCEPTABLE_AT) -> float:
-    """Wiegreffe et al. (2022)'s *select-1*: the share of instances whose top-scored explanation is acceptable
+def select_one_hits(scores: Any, human: Any, instance_ids: Sequence[Any], acceptable_at: float = ACCEPTABLE_AT
+                    ) -> np.ndarray:
+    """Per instance (in :func:`instance_groups` order), whether its top-scored explanation is acceptable
     (``human >= acceptable_at``); several explanations tied at the top count by their mean."""
     values, judged = _finite(scores, "scores"), _finite(human, "human")
     hits = []
     for rows in instance_groups(instance_ids):
         top = rows[values[rows] == values[rows].max()]
         hits.append(float(np.mean(judged[top] >= acceptable_at)))
-    return float(np.mean(hits))
+    return np.asarray(hits)
+
+
+def select_one(scores: Any, human: Any, instance_ids: Sequence[Any], acceptable_at: float = ACCEPTABLE_AT) -> float:
+    """Wiegreffe et al. (2022)'s *select-1* (§5): the share of instances whose top-scored explanation is acceptable
+    (``human >= acceptable_at``); several explanations tied at the top count by their mean."""
+    return float(np.mean(select_one_hits(scores, human, instance_ids, acceptable_at)))
+
+
+def select_one_replicates(scores: Any, human: Any, instance_ids: Sequence[Any], n_boot: int = 1000, seed: int = 0,
+                          acceptable_at: float = ACCEPTABLE_AT) -> np.ndarray:
+    """Select-1 on ``n_boot`` instance-bootstrap resamples: the draws of :func:`agreement_table` with the same
+    ``seed``, so a difference of two metrics' replicates is paired (and pairs with the table's)."""
+    hits = select_one_hits(scores, human, instance_ids, acceptable_at)
+    return np.array([float(np.mean(hits[drawn])) for drawn in _instance_draws(hits.size, n_boot, seed)])
 
 
 def select_one_references(human: Any, instance_ids: Sequence[Any], acceptable_at: float = ACCEPTABLE_AT

@@ -34,8 +34,8 @@ def scored_rows(rows: Sequence[Mapping[str, Any]], scores: Sequence[float]) -> l
 
 def by_label_aucs(scored_rows: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> dict[str, dict]:
     """Per gold label (``labels``: example id → gold label), per family: the AUC of gold against the family on that
-    label's examples, the paired gold-win rate (ties ½) and the number of pairs (a leak that works for one label is
-    hidden in the AUC over all labels)."""
+    label's examples, the paired gold-win rate (ties ½), the mean separation gold − family and the number of pairs (a
+    leak that works for one label is hidden in the AUC over all labels)."""
     gold = {row["id"]: row["score"] for row in scored_rows if row["family"] == REFERENCE}
     out: dict[str, dict] = {}
     for label in dict.fromkeys(labels[i] for i in gold):
@@ -47,7 +47,7 @@ def by_label_aucs(scored_rows: Sequence[Mapping[str, Any]], labels: Mapping[str,
             if pairs:
                 g, f = np.array(pairs).T
                 cells[family] = {"auc": auc(np.array([gold[i] for i in ids]), f), "win_rate": paired_win_rate(g, f),
-                                 "n": len(pairs)}
+                                 "mean_separation": float(np.mean(g - f)), "n": len(pairs)}
         out[str(label)] = cells
     return out
 
@@ -56,7 +56,7 @@ def meta_summary(name: str, scored_rows: Sequence[Mapping[str, Any]], n_boot: in
                  title: str | None = None, labels: Mapping[str, str] | None = None) -> dict:
     """:func:`~larev_hf.meta.stats.summarize_method` of one method's scored suite rows (``id``, ``family``,
     ``score``), with the method's title (or ``title``), kind and unit; with ``labels`` (id → gold label) also
-    :func:`by_label_aucs` as ``by_label``."""
+    :func:`by_label_aucs` as ``by_label``; and :func:`leak_gain` as ``leak_gain`` where ``gold_leaky`` is scored."""
     scores: dict[str, list[float]] = {}
     ids: dict[str, list[str]] = {}
     for row in scored_rows:
@@ -64,8 +64,11 @@ def meta_summary(name: str, scored_rows: Sequence[Mapping[str, Any]], n_boot: in
         ids.setdefault(row["family"], []).append(row["id"])
     method = get_method(name)
     summary = summarize_method(scores, ids, n_boot=n_boot, seed=seed, reference=REFERENCE)
-    return {"title": title or method.title, "kind": method.kind, "unit": method.unit, **summary,
-            **({"by_label": by_label_aucs(scored_rows, labels)} if labels else {})}
+    out = {"title": title or method.title, "kind": method.kind, "unit": method.unit, **summary,
+           **({"by_label": by_label_aucs(scored_rows, labels)} if labels else {})}
+    if (gain := leak_gain(out)) is not None:
+        out["leak_gain"] = gain
+    return out
 
 
 def assemble_report(dataset: str, split: str, rows: Sequence[Mapping[str, Any]], skipped: Mapping[str, Sequence[str]],
@@ -115,6 +118,28 @@ def baseline_failures(report: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
+#: The family whose separation from the gold is the leak's gain: the gold with "The answer is <label>." appended.
+LEAK_FAMILY = "gold_leaky"
+
+
+def leak_gain(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A method's gain from appending the label sentence to the gold, mean score(gold_leaky) − score(gold) over the
+    examples (the negated mean separation, in the metric's unit), with its paired 95% interval and, where the summary
+    has them, per gold label; ``None`` without a scored ``gold_leaky`` family. A leakage-aware metric gains ≈ 0
+    (REV §3, LAREV's aim); a metric that rewards stating the label gains > 0."""
+    cell = entry["families"].get(LEAK_FAMILY)
+    if not cell or cell.get("mean_separation") is None:
+        return None
+    ci = cell.get("separation_ci95")
+    out: dict[str, Any] = {"value": -cell["mean_separation"], "ci95": [-ci[1], -ci[0]] if ci else None,
+                           "n": cell["n"]}
+    by_label = {label: -cells[LEAK_FAMILY]["mean_separation"] for label, cells in entry.get("by_label", {}).items()
+                if cells.get(LEAK_FAMILY, {}).get("mean_separation") is not None}
+    if by_label:
+        out["by_label"] = by_label
+    return out
+
+
 def render_meta_markdown(report: dict[str, Any]) -> str:
     """``meta_report.md``: the AUC table with intervals, the at-a-glance table, win rates, separations, baselines."""
     methods = report["methods"]
@@ -149,6 +174,18 @@ def render_meta_markdown(report: dict[str, Any]) -> str:
     out.append(markdown_table(["Method", "Unit", *titles],
                       [[entry["title"], entry["unit"], *(_cell(entry["families"][f]["mean_separation"]) for f in families)]
                        for entry in methods.values()]))
+    gains = {name: gain for name, entry in methods.items() if (gain := leak_gain(entry)) is not None}
+    if gains:
+        labels = list(dict.fromkeys(label for gain in gains.values() for label in gain.get("by_label", {})))
+        out += ["", "## The leak's gain: gold + \"The answer is <label>.\" − gold (paired, the metric's unit) "
+                "[95%]", "", "What a rationale gains by stating its label after the gold's own content: ≈ 0 for a "
+                "leakage-aware metric, > 0 where stating the label is rewarded.", ""]
+        out.append(markdown_table(
+            ["Method", "Unit", "Gain [95% interval]", *labels],
+            [[methods[name]["title"], methods[name]["unit"],
+              f"{gain['value']:+.3f}" + (f" [{gain['ci95'][0]:+.3f}, {gain['ci95'][1]:+.3f}]" if gain["ci95"] else ""),
+              *(f"{gain['by_label'][label]:+.3f}" if label in gain.get("by_label", {}) else "n/a" for label in labels)]
+             for name, gain in gains.items()]))
     labelled = {name: e for name, e in methods.items() if e.get("by_label") and e["kind"] != "baseline"}
     if labelled:
         out += ["", "## AUC of gold against each family, by gold label", "",

@@ -6,8 +6,8 @@ VARIF §4-§6 name the meta-evaluation only as "AUC / rank correlation"; this mo
   separation, 0.5 = chance, below 0.5 = the metric prefers the adversarial family);
   :func:`auc_ci`: its percentile bootstrap interval, resampling both groups; :func:`auc_difference_ci`: two
   metrics' AUCs compared on the same rows.
-- :func:`paired_win_rate` and :func:`mean_separation`: the same question asked per example, with the
-  gold and the family rationale of one example paired by id.
+- :func:`paired_win_rate` and :func:`mean_separation` (:func:`mean_separation_ci`: its paired interval): the same
+  question asked per example, with the gold and the family rationale of one example paired by id.
 - :func:`kendall_tau_b`: Kendall τ-b between a method's family means and the expected order of VARIF
   H5 (gold > pseudo-specific > {vacuous, leak, circular}, a tied tier).
 - :func:`summarize_method`: all of the above for one method's scores, keyed by family.
@@ -129,6 +129,24 @@ def mean_separation(gold: Any, family: Any) -> float:
     return float(np.mean(gold - family))
 
 
+def mean_separation_ci(gold: Any, family: Any, n_boot: int = 1000, seed: int = 0,
+                       level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of :func:`mean_separation`, resampling the examples (each gold rationale stays
+    with its own family rationale: a paired interval)."""
+    gold, family = _paired(gold, family)
+    if n_boot < 1 or not 0 < level < 1:
+        raise ValueError(f"n_boot must be >= 1 and 0 < level < 1; got n_boot={n_boot}, level={level}")
+    differences = gold - family
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _BOOT_CELLS // differences.size)
+    values = []
+    for start in range(0, n_boot, chunk):
+        m = min(chunk, n_boot - start)
+        values.append(differences[rng.integers(differences.size, size=(m, differences.size))].mean(axis=1))
+    low, high = np.percentile(np.concatenate(values), [50 * (1 - level), 50 * (1 + level)])
+    return float(low), float(high)
+
+
 def _tiers(expected_order: Sequence[str | Sequence[str]]) -> list[tuple[str, ...]]:
     tiers = [(tier,) if isinstance(tier, str) else tuple(tier) for tier in expected_order]
     names = [name for tier in tiers for name in tier]
@@ -192,7 +210,8 @@ def summarize_method(scores_by_family: Mapping[str, Any],
             family but ``reference`` and :data:`NOT_WORSE_THAN_GOLD`.
 
     Returns:
-        ``{"reference", "families": {family: {"auc", "ci95", "win_rate", "mean_separation", "n"}},
+        ``{"reference", "families": {family: {"auc", "ci95", "win_rate", "mean_separation", "separation_ci95",
+        "n"}},
         "family_means", "worst_family", "worst_auc", "tau_b"}``. ``n`` counts the paired examples; a
         family sharing none with the reference has ``None`` statistics, as has ``tau_b`` when fewer than
         two families of the expected order are scored or a side is constant.
@@ -212,11 +231,13 @@ def summarize_method(scores_by_family: Mapping[str, Any],
             continue
         common = [i for i in gold if i in scores]
         if not common:
-            families[name] = {"auc": None, "ci95": None, "win_rate": None, "mean_separation": None, "n": 0}
+            families[name] = {"auc": None, "ci95": None, "win_rate": None, "mean_separation": None,
+                              "separation_ci95": None, "n": 0}
             continue
         g, f = np.array([gold[i] for i in common]), np.array([scores[i] for i in common])
         families[name] = {"auc": auc(g, f), "ci95": list(auc_ci(g, f, n_boot=n_boot, seed=seed)),
                           "win_rate": paired_win_rate(g, f), "mean_separation": mean_separation(g, f),
+                          "separation_ci95": list(mean_separation_ci(g, f, n_boot=n_boot, seed=seed)),
                           "n": len(common)}
     means = {name: float(np.mean(list(scores.values()))) for name, scores in keyed.items()}
     if worst_over is None:
