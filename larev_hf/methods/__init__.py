@@ -2,7 +2,7 @@
 
 ``rev`` (REV), ``larev`` (LAREV), ``larev_grounded`` (LAREV-G, our extension), ``rora`` (RoRA), ``simulatability``
 (LAS, RQ), and the metric baselines of VARIF §5 (``heuristics``: ROUGE-L, length, grounding, copied span,
-rationale-only accuracy; ``explanation_lm``: the explanation likelihood, our extension). Each module declares its
+copy excess, rationale-only accuracy; ``explanation_lm``: the explanation likelihood, our extension). Each module declares its
 method's spec (name, title, formula, citation, model roles), settings dataclass, stages, ``score`` and bundle
 scorer; importing this package registers them in canonical order. A new metric is one module with a :class:`Method` subclass and one
 :func:`register_method` call (``docs/architecture.md``).
@@ -10,7 +10,7 @@ scorer; importing this package registers them in canonical order. A new metric i
 
 from larev_hf.methods.base import BundleScorer, Method, MethodResult, RunContext, Stage
 from larev_hf.methods.explanation_lm import ExplanationLM
-from larev_hf.methods.heuristics import CopiedSpan, Grounding, Length, RationaleOnly, RougeL
+from larev_hf.methods.heuristics import CopiedSpan, CopyExcess, Grounding, Length, RationaleOnly, RougeL
 from larev_hf.methods.larev import LAREV
 from larev_hf.methods.larev_grounded import GroundedLAREV
 from larev_hf.methods.registry import (
@@ -25,12 +25,12 @@ from larev_hf.methods.rev import REV, ConditionalVMethod
 from larev_hf.methods.rora import RoRA
 from larev_hf.methods.simulatability import LAS, RQ
 
-for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), RougeL(), Length(), Grounding(), CopiedSpan(), ExplanationLM(), RationaleOnly()):
+for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), RougeL(), Length(), Grounding(), CopiedSpan(), CopyExcess(), ExplanationLM(), RationaleOnly()):
     if _method.name not in method_names():
         register_method(_method)
 
 __all__ = [
-    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "ExplanationLM", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "REV", "RQ",
+    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "CopyExcess", "ExplanationLM", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "REV", "RQ",
     "RationaleOnly", "RoRA", "RougeL", "RunContext",
     "Stage", "exportable_methods", "get_method", "method_names", "register_method", "resolve_methods",
     "unregister_method",

@@ -3,7 +3,8 @@
     EL(r, x) = 1/(|r|+1) · Σ_i log[(1 − λ) · p_LM(w_i | w_{i−n+1} … w_{i−1}) + λ · 1[w_i ∈ x] / |x|_types]
 
 ``p_LM`` is an n-gram language model of the run's training explanations (the gold ones, whatever
-``--train-rationale`` trains the evaluators on; Witten-Bell interpolation, ``nltk.lm``; order
+``--train-rationale`` trains the evaluators on; with ``--explanation-lm-corpus dataset`` every training row of the
+data set, not only those the run trains on; Witten-Bell interpolation, ``nltk.lm``; order
 ``--explanation-lm-order``) with a uniform floor of weight :data:`UNSEEN_WORD_WEIGHT` over its vocabulary, mixed with a
 copy distribution over the input's words (weight ``--explanation-lm-copy``, a cache/pointer mixture): the mean
 log-probability per word, the end of the sentence included (from order 2: a unigram model is fitted without it).
@@ -41,6 +42,10 @@ UNSEEN_WORD_WEIGHT = 1e-3
 PROBABILITY_CACHE = 2**20
 
 
+#: Where the language model's explanations come from (``--explanation-lm-corpus``).
+EXPLANATION_CORPORA = ("run", "dataset")
+
+
 @dataclass
 class ExplanationLMSettings:
     """The explanation language model's settings (read only when ``explanation_lm`` is scored)."""
@@ -52,12 +57,19 @@ class ExplanationLMSettings:
         0.2, "explanation_lm: the weight λ of copying a word of the input x (0: an unconditional language model, "
         "blind to which input the rationale explains; chosen on the select half of the SNLI acceptability file)",
         report_only=True)
+    explanation_lm_corpus: str = help_field(
+        "run", "explanation_lm: the gold explanations the language model is fitted on: 'run', the run's training "
+        "split (as --max-train-examples keeps it), or 'dataset', every training row of --dataset/--data-dir (no "
+        "evaluator is retrained)", report_only=True, choices=EXPLANATION_CORPORA)
 
     def validate(self, config: RunSettings | None) -> None:
         if self.explanation_lm_order < 1:
             raise ValueError(f"--explanation-lm-order {self.explanation_lm_order}: expected an integer ≥ 1")
         if not 0.0 <= self.explanation_lm_copy < 1.0:
             raise ValueError(f"--explanation-lm-copy {self.explanation_lm_copy}: expected a weight in [0, 1)")
+        if self.explanation_lm_corpus not in EXPLANATION_CORPORA:
+            raise ValueError(f"--explanation-lm-corpus {self.explanation_lm_corpus!r}: expected one of "
+                             f"{list(EXPLANATION_CORPORA)}")
 
 
 def words(text: str) -> list[str]:
@@ -106,6 +118,18 @@ def fitted_language_model(explanations: tuple[str, ...], order: int) -> Explanat
     return ExplanationLanguageModel(explanations, order)
 
 
+def training_records(context: Any, corpus: str) -> list[dict[str, Any]]:
+    """The training records whose gold explanations the model is fitted on: the run's training split (``run``) or
+    every training row of the run's data set (``dataset``: loaded again from ``--dataset``/``--data-dir``; measured
+    in benchmarks/calibration_candidates.py, docs/human.md)."""
+    if corpus == "run":
+        return context.split_records("train")
+    from larev_hf.data import load_examples
+
+    data = context.config.data
+    return load_examples(data.dataset, data.data_dir, "train", **data.loader_options).to_list()
+
+
 class ExplanationLM(HeuristicBaseline):
     """EL(r, x), the explanation likelihood (see the module docstring)."""
 
@@ -128,7 +152,7 @@ class ExplanationLM(HeuristicBaseline):
         settings = context.config.method_settings(ExplanationLMSettings)
         return {"order": settings.explanation_lm_order, "copy": settings.explanation_lm_copy,
                 "explanations": [record.get("rationale_gold", record["rationale"])
-                                 for record in context.split_records("train")]}
+                                 for record in training_records(context, settings.explanation_lm_corpus)]}
 
     def text_scores(self, records: Sequence[Mapping[str, Any]], texts: Sequence[str],
                     state: Mapping[str, Any] | None) -> np.ndarray:

@@ -6,7 +6,8 @@
 - ``grounding``: the share of the rationale's content words that occur in x (stemmed, stop words out), a
   grounding cue that, unlike ROUGE-L, cannot exceed 1 by writing more of the input: a robust calibration caps it;
 - ``copied_span``: the longest span of x copied into the rationale, over the rationale's length (a calibration
-  feature, capped like ``grounding``);
+  feature, capped like ``grounding``); ``copy_excess``: how far that share exceeds where acceptable explanations'
+  stop, negated (a calibration feature that penalises restating the input);
 - ``rationale_only``: whether the run's simulator, given the rationale alone, predicts the label (the ``r`` view of
   the LAS/RQ simulator, Hase et al. 2020: a leakage detector rather than a quality score).
 
@@ -175,6 +176,33 @@ class CopiedSpan(HeuristicBaseline):
         return {variant: np.array([_longest_run_share(tokenizer.tokenize(text), x)
                                    for x, text in zip(inputs, texts, strict=True)], dtype=np.float64)
                 for variant, texts in variants.items()}
+
+
+#: Where ``copy_excess`` starts to count: the 0.95 quantile of the copied span among the acceptable explanations of
+#: the select half of the SNLI acceptability file (measured 0.500; VARSuite's gold rationales: 0.50 at their 0.9
+#: quantile, its hypothesis copies 0.67 at their median; benchmarks/calibration_candidates.py).
+COPY_EXCESS_FROM = 0.5
+
+
+class CopyExcess(HeuristicBaseline):
+    """−max(0, copied span − :data:`COPY_EXCESS_FROM`): 0 for a rationale that quotes no more of x than acceptable
+    explanations do, below 0 for a restatement of the input.
+
+    A calibration feature beside ``copied_span``: a cap on the copied span only stops a copy from *gaining* over a
+    quote, so a restatement of the hypothesis ties with the gold wherever the method scores them alike (LAREV on
+    entailment rows, where the hypothesis entails itself); this penalises it (docs/human.md, "Candidate recipes for
+    the calibrated score"). Higher = better, like every baseline; a cap at acceptable explanations' values is inert.
+    """
+
+    name = "copy_excess"
+    in_all = False  # a calibration feature, as copied_span
+    title = "Copy excess(r, x)"
+    formula = f"−max(0, copied span(r, x) − {COPY_EXCESS_FROM:g})"
+    unit = "share of tokens"
+
+    def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
+        spans = CopiedSpan().pointwise(context, records, variants, shared)
+        return {variant: -np.maximum(0.0, values - COPY_EXCESS_FROM) for variant, values in spans.items()}
 
 
 class Length(HeuristicBaseline):
