@@ -32,6 +32,10 @@ from larev_hf.runner import stage_listener
 
 logger = logging.getLogger(__name__)
 
+#: The estimate keeps the recipe's own times until stages expected to take this long have run: a pace measured on a
+#: few sub-second stages says little about the minutes-long ones.
+MIN_PACE_SECONDS = 30.0
+
 
 class BuildProgress:
     """One line per finished stage of a build: which step, the stage, its time and about how long is left.
@@ -39,7 +43,8 @@ class BuildProgress:
     ``expected`` maps each stage, as ``<directory relative to the build's>/<stage>`` (``run/phi_la``,
     ``human/attacks/validation/score-larev``), to its expected seconds (the recipe's, measured on 2 CPU cores); what is
     left is the expected time of the stages still to come times this machine's pace so far (actual over expected
-    seconds of the stages done), so a faster or slower machine is corrected for after the first stages.
+    seconds of the stages done, once :data:`MIN_PACE_SECONDS` of them are), so a faster or slower machine is corrected
+    for after the first long stage.
     """
 
     def __init__(self, expected: dict[str, float], root: Path, say: Callable[[str], None]) -> None:
@@ -58,7 +63,7 @@ class BuildProgress:
             return
         if planned is not None:
             self.actual, self.planned = self.actual + seconds, self.planned + planned
-        pace = self.actual / self.planned if self.planned else 1.0
+        pace = self.actual / self.planned if self.planned >= MIN_PACE_SECONDS else 1.0
         left = sum(self.remaining.values()) * pace
         self.say(f"  {self.step}: {key} done in {seconds:.0f} s; about {left / 60:.1f} min left")
 

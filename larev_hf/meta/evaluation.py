@@ -208,9 +208,10 @@ class MetaEvaluation:
                 out[stage] = markers([view.stage_name(s.name) for s in get_method(name).stages(self.run.config)])
         return out
 
-    def execute(self) -> dict[str, Any]:
-        """Build, score (or resume) and report; returns the ``meta_report.json`` content. Holds the run directory's
-        lock, so no run retrains its models meanwhile."""
+    def execute(self, report: bool = True) -> dict[str, Any] | None:
+        """Build, score (or resume) and report; returns the ``meta_report.json`` content (``report=False``: the
+        stages only, for a caller that reads the scores, and ``None``). Holds the run directory's lock, so no run
+        retrains its models meanwhile."""
         self.check()
         with self.run.runner.lock():
             self.dir.mkdir(parents=True, exist_ok=True)
@@ -219,7 +220,7 @@ class MetaEvaluation:
             # each score stage depends on the suite and its own method's models only
             self.runner.run(self.stages(), inputs=self.inputs(),
                             independent=[stage for m in self.methods() for _, stage in self.scored(m)])
-            return self.write_report()
+            return self.write_report() if report else None
 
     # ----------------------------------------------------------------- report
     def write_report(self) -> dict[str, Any]:

@@ -55,17 +55,20 @@ class HumanCalibration:
 
     def attacks(self) -> dict[str, AttackScores] | None:
         """The robust fit's attack rows: VARSuite on the run's validation split (to choose the fit), test split (to
-        report it) and, with ``--robustness-fit-split train``, training split (to fit against), scored with the
-        calibration's features under ``attacks/<split>`` (each a ``larev-hf meta`` directory, resumable, taking the
-        run directory's lock itself). ``None`` for a fit by agreement alone, which reads no attacks."""
+        report it; ``--robustness-report-split none``: not built) and, with ``--robustness-fit-split train``, training
+        split (to fit against), scored with the calibration's features under ``attacks/<split>`` (each the stages of a
+        ``larev-hf meta`` directory, resumable, taking the run directory's lock itself; the fit reads the scores only,
+        so no meta report is written there). ``None`` for a fit by agreement alone, which reads no attacks."""
         if self.settings.calibration_fit != "robust":
             return None
         out = {}
-        for split in ("validation", "test", *(["train"] if self.settings.robustness_fit_split == "train" else [])):
+        splits = ("validation", *(["test"] if self.settings.robustness_report_split == "test" else []),
+                  *(["train"] if self.settings.robustness_fit_split == "train" else []))
+        for split in splits:
             evaluation = MetaEvaluation(self.run, MetaSettings(methods=list(self.settings.calibrate), split=split,
                                                                max_examples=self.settings.robustness_examples),
                                         self.dir / "attacks" / split)
-            evaluation.execute()
+            evaluation.execute(report=False)
             out[split] = evaluation.files.suite_scores(self.settings.calibrate)
         return out
 
@@ -92,14 +95,15 @@ class HumanCalibration:
                                                                  attacks["validation"], seed=self.run.config.training.seed,
                                                                  fit_attacks=attacks.get("train"))
             fits = {"calibrated": (calibration, out_of_fold), **fits}
-            test = attacks["test"]
-            method_aucs = test.family_aucs(test.columns[method])
             section.update(method=method, candidates=table,
                            check_examples=calibration.fitted_on["robust"]["n_check_examples"],
-                           fit_split=self.settings.robustness_fit_split,
-                           robustness={"method": method_aucs, **{
-                name: {"aucs": (aucs := test.family_aucs(fit[0](test.columns))),
-                       "shortfalls": robustness_shortfalls(aucs, method_aucs)} for name, fit in fits.items()}})
+                           fit_split=self.settings.robustness_fit_split)
+            if "test" in attacks:
+                test = attacks["test"]
+                method_aucs = test.family_aucs(test.columns[method])
+                section["robustness"] = {"method": method_aucs, **{
+                    name: {"aucs": (aucs := test.family_aucs(fit[0](test.columns))),
+                           "shortfalls": robustness_shortfalls(aucs, method_aucs)} for name, fit in fits.items()}}
         else:
             fits = {"calibrated": fits["calibrated_agreement"]}
         out = {}

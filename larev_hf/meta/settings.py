@@ -97,6 +97,10 @@ class HumanSettings:
     robustness_examples: int = help_field(
         1000, "--calibrate: examples of the run's validation split (to choose the fit) and test split (to report its "
         "robustness) that VARSuite is built from", report_only=True)
+    robustness_report_split: str = help_field(
+        "test", "--calibrate robust: the split whose VARSuite rows report the chosen calibration's AUC against every "
+        "family (test), or none: the choice and the calibration are the same, the report leaves that section out (a "
+        "named evaluator's build, whose bundle does not carry it)", choices=("test", "none"), report_only=True)
     robustness_fit_split: str = help_field(
         "train", "--calibrate robust: the split whose VARSuite rows enter the fit as unacceptable explanations: train "
         "(the whole validation split then checks the choice) or validation (alternate examples, the others check it: "
