@@ -176,7 +176,7 @@ RECIPES: dict[str, EvaluatorRecipe] = {recipe.name: recipe for recipe in (
         judgments="snli_accept_train.jsonl",
         calibrate=("larev", "explanation_lm", "copied_span", "grounding", "copy_excess"),
         human={"half": "held", "baseline_columns": ["gpt3_nll:lower"], "robustness_report_split": "none"},
-        minutes=8.0, aliases=("nli", "snli"),
+        minutes=9.0, aliases=("nli", "snli"),
         stage_seconds=ESNLI_STAGE_SECONDS),
 )}
 
