@@ -130,8 +130,8 @@ def test_human_calibrate_reports_robustness_beside_agreement_and_meta_scores_the
     section = report["calibration"]
     assert {"calibrated", "calibrated_agreement"} <= set(report["metrics"])
     families = set(section["robustness"]["method"])
-    suite = json.loads((tmp_path / "h" / "attacks" / "test" / "meta_report.json").read_text())["families"]
-    assert families == set(suite) - {"gold"} and {"vacuous", "input_copy", "label_only"} <= families
+    suite = {row["family"] for row in map(json.loads, (tmp_path / "h" / "attacks" / "test" / "suite.jsonl").open())}
+    assert families == suite - {"gold"} and {"vacuous", "input_copy", "label_only"} <= families
     for name in ("calibrated", "calibrated_agreement"):
         assert set(section["robustness"][name]["aucs"]) == families
     assert sum(row["chosen"] for row in section["candidates"]) == 1
@@ -149,7 +149,15 @@ def test_human_calibrate_reports_robustness_beside_agreement_and_meta_scores_the
                             calibrate=["larev", "grounding"], half="held", n_boot=20, robustness_fit_split="validation")
     assert not (tmp_path / "h3" / "attacks" / "train").exists()
     assert halves["calibration"]["check_examples"] == examples // 2
-    assert (tmp_path / "h" / "attacks" / "validation" / "meta_report.json").is_file()
+    # the fit reads the attack splits' scores only: no meta report is written there
+    assert not (tmp_path / "h" / "attacks" / "validation" / "meta_report.json").exists()
+    # without the test split's report (a named evaluator's build): the same calibration, no robustness section
+    unreported = human_evaluate(tiny_run, judged_file, tmp_path / "h4", progress=False, methods=["larev", "grounding"],
+                                calibrate=["larev", "grounding"], half="held", n_boot=20,
+                                robustness_report_split="none")
+    assert not (tmp_path / "h4" / "attacks" / "test").exists() and "robustness" not in unreported["calibration"]
+    assert (tmp_path / "h4" / "calibration.json").read_bytes().replace(b"/h4/", b"/h/") == \
+        (tmp_path / "h" / "calibration.json").read_bytes()
     with pytest.raises(ValueError, match="name a learned metric"):
         human_evaluate(tiny_run, judged_file, tmp_path / "h2", progress=False, methods=["length", "grounding"],
                        calibrate=["length", "grounding"], n_boot=20)
