@@ -21,10 +21,10 @@ import errno
 import logging
 import os
 import sys
-import threading
 import time
 
 from larev_hf.io import DataError
+from larev_hf.network import accepts_connection, behind_proxy, switched_on
 from larev_hf.threads import configure_openmp_wait
 
 #: Set to show the traceback of a user error (like ``--debug``).
@@ -37,27 +37,12 @@ def detect_offline(host: str = "huggingface.co", timeout: float = 2.0) -> bool:
     """Switch the HF libraries to offline mode when ``host`` cannot be reached within ``timeout`` seconds, so a typo
     in ``--data-dir`` or ``--backbone`` fails at once instead of waiting for the network. Runs before any HF import
     (they read ``HF_HUB_OFFLINE`` when imported); returns whether the process is offline."""
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+    if switched_on("HF_HUB_OFFLINE"):
         os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
         return True
-    if any(os.environ.get(name) for name in ("HF_ENDPOINT", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
-                                             "ALL_PROXY", "all_proxy")):
+    if os.environ.get("HF_ENDPOINT") or behind_proxy():
         return False  # a mirror or a proxy: a direct probe of huggingface.co says nothing about reachability
-    import socket
-
-    reached: list[bool] = []
-
-    def probe() -> None:
-        try:
-            socket.create_connection((host, 443), timeout=timeout).close()
-            reached.append(True)
-        except OSError:
-            pass
-
-    thread = threading.Thread(target=probe, daemon=True)  # name resolution can hang past any socket timeout
-    thread.start()
-    thread.join(timeout)
-    if not reached:
+    if not accepts_connection(host, 443, timeout):
         os.environ["HF_HUB_OFFLINE"] = os.environ["HF_DATASETS_OFFLINE"] = "1"
         return True
     return False

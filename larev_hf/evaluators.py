@@ -68,16 +68,22 @@ class BuildProgress:
         self.say(f"  {self.step}: {key} done in {seconds:.0f} s; about {left / 60:.1f} min left")
 
 
+def reporter(progress: bool) -> Callable[[str], None]:
+    """Where a build's and a look-up's lines go: stderr at once with ``progress``, else the log."""
+    return (lambda text: print(text, file=sys.stderr, flush=True)) if progress else logger.info
+
+
 def build(name: str, data_dir: str | os.PathLike | None = None, progress: bool = True) -> Path:
     """Build ``name``'s evaluator into the cache (resuming an interrupted build) and return its bundle directory."""
     recipe = named.recipe(name)
     root = named.data_root(data_dir)
     directory = named.evaluator_dir(recipe.name)
-    say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else logger.info
+    say = reporter(progress)
     calibration_file = recipe.calibration_file(root)
+    steps = recipe.commands(root, directory)
     say(f"building the {recipe.name!r} evaluator into {directory} (once; later uses load it): about "
         f"{recipe.minutes:.0f} minutes on 2 CPU cores. The same as:")
-    for title, arguments in recipe.commands(root, directory):
+    for title, arguments in steps:
         say(f"  {title}: larev-hf {' '.join(arguments)}")
     if recipe.judgments and calibration_file is None:
         say(f"  no {recipe.judgments} under the data directory's human/: the bundle will have no calibrated score")
@@ -100,7 +106,7 @@ def build(name: str, data_dir: str | os.PathLike | None = None, progress: bool =
     write_json(directory / named.BUILT_NAME, {
         "recipe": asdict(recipe), "fingerprint": recipe.fingerprint,
         "data": str(root) if root else recipe.hub_dataset, "calibrated": calibration is not None,
-        "build_minutes": round(minutes, 2), "steps": [arguments for _, arguments in recipe.commands(root, directory)]})
+        "build_minutes": round(minutes, 2), "steps": [arguments for _, arguments in steps]})
     say(f"built the {recipe.name!r} evaluator in {minutes:.1f} min: {bundle_dir}")
     return bundle_dir
 
@@ -114,7 +120,7 @@ def find(evaluator: str, progress: bool = True) -> Path | None:
         ValueError: no recipe of that name, or a task without one (the reason is in the message).
     """
     chosen = named.recipe(evaluator)
-    say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else logger.info
+    say = reporter(progress)
     cached = named.bundle_path(chosen.name)
     if cached is not None:
         record = read_json(cached.parent / named.BUILT_NAME)

@@ -7,11 +7,12 @@ best. :mod:`larev_hf.evaluators` builds it in one process into the user's cache 
 estimate of what is left) and :meth:`EvaluatorRecipe.commands` prints the same steps as commands; later uses load the
 cached bundle; a changed recipe has another fingerprint, so it is built anew beside the old one.
 
-Where a named evaluator comes from (:func:`larev_hf.evaluators.resolve`, which says which in one line): the cache (a build or a download of the current recipe), else the recipe's
-published Hub repo (``hub_repo``) when the Hub is reachable — never waited for offline (``HF_HUB_OFFLINE=1``, or the
-endpoint does not answer within seconds; :mod:`larev_hf.hub.published`) — else a build. A maintainer publishes a built evaluator with ``larev-hf evaluators build NAME
---push-to-hub REPO`` and then sets the recipe's ``hub_repo`` to that repo; a published bundle is used only while its
-``recipe.json`` carries the current recipe's fingerprint, so a changed recipe is never served an old bundle.
+Where a named evaluator comes from (:func:`larev_hf.evaluators.resolve`, which says which in one line): the cache (a
+build or a download of the current recipe), else the recipe's published Hub repo (``hub_repo``) when the Hub is
+reachable — never waited for offline (``HF_HUB_OFFLINE=1``, or the endpoint does not answer within seconds;
+:mod:`larev_hf.hub.published`) — else a build. A maintainer publishes a built evaluator with ``larev-hf evaluators
+build NAME --push-to-hub REPO`` and then sets the recipe's ``hub_repo`` to that repo; a published bundle is used only
+while its ``recipe.json`` carries the current recipe's fingerprint, so a changed recipe is never served an old bundle.
 
 Where the data comes from: ``data_dir=`` / ``--data-dir``, else the ``LAREV_HF_DATA`` environment variable — a
 directory in the layout of the repository's ``../shared/data`` (``esnli/``, ``cose/``, ``strategyqa/`` and
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -31,8 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from larev_hf.io import read_json
-
-logger = logging.getLogger(__name__)
 
 #: Where built evaluators go unless ``LAREV_HF_EVALUATORS`` says otherwise: beside the Hub's own cache.
 EVALUATORS_ENV = "LAREV_HF_EVALUATORS"

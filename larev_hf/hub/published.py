@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import tempfile
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,11 +27,10 @@ from larev_hf.hub.config import RECIPE_NAME
 from larev_hf.hub.files import replace_directory
 from larev_hf.hub.named import BUILT_NAME, EvaluatorRecipe, evaluator_dir
 from larev_hf.io import read_json, shareable, write_json
+from larev_hf.network import accepts_connection, behind_proxy, switched_on
 
 #: How long the Hub's host may take to accept a connection before a named evaluator is built instead.
 PROBE_SECONDS = 2.0
-#: With a proxy the endpoint's host cannot be probed directly: the download's own timeouts apply.
-PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 #: Stand-ins for the build machine's paths in a published recipe's commands.
 DATA_PLACEHOLDER = "DATA"
 BUILD_PLACEHOLDER = "BUILD"
@@ -44,7 +41,7 @@ def hub_offline() -> bool:
     imported (``larev-hf`` sets it when huggingface.co does not answer)."""
     from huggingface_hub import constants
 
-    return bool(constants.HF_HUB_OFFLINE) or os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+    return bool(constants.HF_HUB_OFFLINE) or switched_on("HF_HUB_OFFLINE")
 
 
 def hub_endpoint() -> str:
@@ -59,25 +56,12 @@ def reachable(endpoint: str, timeout: float | None = None) -> bool:
     """Whether ``endpoint``'s host accepts a TCP connection within ``timeout`` seconds (default
     :data:`PROBE_SECONDS`); behind a proxy, assumed."""
     timeout = PROBE_SECONDS if timeout is None else timeout
-    if any(os.environ.get(name) for name in PROXY_VARIABLES):
+    if behind_proxy():  # the download's own timeouts apply
         return True
     parts = urlsplit(endpoint)
     if not parts.hostname:
         return False
-    address = (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-    reached: list[bool] = []
-
-    def probe() -> None:
-        try:
-            socket.create_connection(address, timeout=timeout).close()
-            reached.append(True)
-        except OSError:
-            pass
-
-    thread = threading.Thread(target=probe, daemon=True)  # name resolution can hang past any socket timeout
-    thread.start()
-    thread.join(timeout)
-    return bool(reached)
+    return accepts_connection(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), timeout)
 
 
 def _reason(error: BaseException) -> str:

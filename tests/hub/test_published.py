@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from huggingface_hub import ModelCard, constants
 
-from larev_hf import evaluators
+from larev_hf import evaluators, network
 from larev_hf.cli import main
 from larev_hf.hub import CONFIG_NAME, named, published
 from larev_hf.io import read_json, write_json
@@ -105,7 +105,7 @@ def local_hub(monkeypatch):
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_ENDPOINT", hub.url)
-    for name in published.PROXY_VARIABLES:
+    for name in network.PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     yield hub
     hub.shutdown()
@@ -222,7 +222,7 @@ def test_offline_the_hub_is_skipped_at_once_and_the_evaluator_built(cache, local
             raise OSError("no answer")
 
         monkeypatch.setattr(published, "PROBE_SECONDS", 0.3)
-        monkeypatch.setattr(published.socket, "create_connection", hanging)
+        monkeypatch.setattr(network.socket, "create_connection", hanging)
         message = f"{local_hub.url} does not answer within 0.3 s: not downloading {REPO}"
     start = time.perf_counter()
     assert evaluators.resolve(TINY.name, "my-data", True) == Path("built") / TINY.name
