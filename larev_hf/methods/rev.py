@@ -51,23 +51,33 @@ class CVIBundleScorer:
 
 
 def baseline_terms(context: RunContext, records: Sequence[dict[str, Any]], shared: dict[str, Any]) -> np.ndarray:
-    """log p_Φbase(y | b) per record, computed once per scoring pass and shared by every CVI method; also records
-    Φ_base's accuracy in ``shared["phi_base_accuracy"]``."""
+    """log p_Φbase(y | b) per record, computed once per scoring pass and shared by every CVI method."""
     if "log_p_baseline" not in shared:
-        from larev_hf.modeling.scoring import predict_choices
         from larev_hf.scores.cvi import ConditionalVScorer
 
         cfg = context.config
-        fmt = get_input_format(cfg.model.input_format)
         labels, baselines = [r["label"] for r in records], [r["baseline"] for r in records]
         base = context.model("phi_base")
-        scorer = ConditionalVScorer(base, base, context.tokenizer(), fmt, cfg.model.reduction, cfg.evaluation.eval_batch_size)
+        scorer = ConditionalVScorer(base, base, context.tokenizer(), get_input_format(cfg.model.input_format),
+                                    cfg.model.reduction, cfg.evaluation.eval_batch_size)
         shared["log_p_baseline"] = scorer.baseline_log_probs(baselines, labels, context.progress)
-        choices = [r["choices"] for r in records]
-        predictions = predict_choices(base, context.tokenizer(), [fmt.baseline_input(b) for b in baselines], choices,
+    return shared["log_p_baseline"]
+
+
+def phi_base_accuracy(context: RunContext, records: Sequence[dict[str, Any]], shared: dict[str, Any]) -> dict[str, float]:
+    """Φ_base's accuracy on the baselines (``{"baseline": …}``), computed once per scoring pass for the report only:
+    the pointwise scores never need it, and its three-choice pass costs more than the scores themselves."""
+    if "phi_base_accuracy" not in shared:
+        from larev_hf.modeling.scoring import predict_choices
+
+        cfg = context.config
+        fmt = get_input_format(cfg.model.input_format)
+        labels, choices = [r["label"] for r in records], [r["choices"] for r in records]
+        predictions = predict_choices(context.model("phi_base"), context.tokenizer(),
+                                      [fmt.baseline_input(r["baseline"]) for r in records], choices,
                                       batch_size=cfg.evaluation.eval_batch_size, reduction=cfg.model.reduction)
         shared["phi_base_accuracy"] = {"baseline": choice_accuracy(predictions, choices, labels)}
-    return shared["log_p_baseline"]
+    return shared["phi_base_accuracy"]
 
 
 def cvi_variant_scores(context: RunContext, model_name: str, records: Sequence[dict[str, Any]],
@@ -111,7 +121,7 @@ class ConditionalVMethod(Method):
             summary=summarize_variants(scores, n_boot=cfg.evaluation.n_boot, seed=cfg.training.seed), scores=scores,
             columns={"log_p_baseline": [float(v) for v in base],
                      **{f"{self.name}/{v}": [float(x) for x in values] for v, values in scores.items()}},
-            accuracy={"phi_base": shared["phi_base_accuracy"], model_name: accuracy},
+            accuracy={"phi_base": phi_base_accuracy(context, records, shared), model_name: accuracy},
         )
 
     def bundle_scorer(self, models, tokenizer, config, batch_size) -> CVIBundleScorer:
