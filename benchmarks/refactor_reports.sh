@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # The reports a refactor must leave bitwise equal, produced by the tree TREE into OUT:
 #   the demo run (REV and LAREV), a synthetic run of every method (RoRA, LAS/RQ too), VARSuite's meta report on the
-#   demo, a robust human calibration on it, a small VARIF and a small FRAME run.
+#   demo, a robust human calibration on it, a calibrated bundle exported from it scoring a file (CLI and evaluate glue),
+#   a small VARIF and a small FRAME run.
 # Run it once on a worktree of the base commit and once on the change, then compare:
 #   git worktree add /tmp/base main && benchmarks/refactor_reports.sh /tmp/base /tmp/reports/before
 #   benchmarks/refactor_reports.sh . /tmp/reports/after
 #   python benchmarks/compare_reports.py --all-keys --ignore 'run_dir' --ignore '*/run_dir' \
 #       $(for r in demo/report.json all/report.json demo-meta/meta_report.json demo-human/human_report.json \
 #           varif/varif_report.json frame/frame_report.json; do echo /tmp/reports/before/$r /tmp/reports/after/$r; done)
-# About 6 minutes alone on 2 cores. ONLY=demo,all,... runs a subset (the demo is needed by meta and human).
+# and bundle-scores/* byte for byte (cmp). About 6 minutes alone on 2 cores. ONLY=demo,all,... runs a subset (meta,
+# human and bundle read the demo, bundle the human calibration).
 set -euo pipefail
 tree=$(cd "$1" && pwd)
 out=$(mkdir -p "$2" && cd "$2" && pwd)
 data=${LAREV_HF_DATA:-$(cd "$(dirname "$0")/../.." && pwd)/shared/data}
-only=${ONLY:-demo,all,meta,human,varif,frame}
+only=${ONLY:-demo,all,meta,human,bundle,varif,frame}
 export PYTHONPATH="$tree" OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 cli=(python -m larev_hf.cli --quiet)
 has() { [[ ",$only," == *",$1,"* ]]; }
@@ -38,6 +40,23 @@ write_jsonl("judged_demo.jsonl", lines)
 EOF
   "${cli[@]}" human --run-dir demo --judgments judged_demo.jsonl --output-dir demo-human --baseline-columns nll:lower \
     --calibrate larev,length --robustness-examples 100 --n-boot 200 >/dev/null
+fi
+if has bundle; then  # a calibrated bundle exported from the demo, scoring the judged file by path and by evaluate glue
+  "${cli[@]}" export --run-dir demo --method larev --output-dir bundle --calibration demo-human/calibration.json --force >/dev/null
+  "${cli[@]}" evaluate --evaluator bundle --data-file judged_demo.jsonl --output-dir bundle-scores >/dev/null
+  python - <<'EOF'
+import json
+
+import evaluate
+
+import larev_hf
+
+rows = [json.loads(line) for line in open("judged_demo.jsonl")]
+metric = evaluate.load(larev_hf.metric_path("larev"), evaluator="bundle")
+result = metric.compute(rationales=[r["rationale"] for r in rows], labels=[r["answer"] for r in rows],
+                        inputs=[{"question": r["question"], "choices": r["choices"]} for r in rows])
+json.dump(result, open("bundle-glue.json", "w"), default=str, indent=1)
+EOF
 fi
 if has varif; then
   "${cli[@]}" varif --dataset esnli --data-dir "$data/esnli" --output-dir varif \
