@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from fnmatch import fnmatchcase as fnmatch
 from pathlib import Path
@@ -33,6 +34,11 @@ def flatten(value, prefix: str = "") -> dict[str, object]:
     return {prefix.rstrip("/"): value}
 
 
+def same(a: object, b: object) -> bool:
+    """Equal values, a NaN equal to a NaN (a statistic undefined in both reports is unchanged)."""
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+
+
 def compare(old: dict, new: dict, all_keys: bool = False, ignore: tuple[str, ...] = ()) -> dict[str, object]:
     """Equal / differing / missing score values of two reports (``all_keys``: every value but those whose flattened
     key matches :data:`TIMING_KEYS` or an ``ignore`` pattern, instead of :data:`SCORE_SECTIONS`)."""
@@ -40,9 +46,9 @@ def compare(old: dict, new: dict, all_keys: bool = False, ignore: tuple[str, ...
     skip = (*TIMING_KEYS, *ignore) if all_keys else ()
     a, b = ({key: value for key, value in flatten({section: report.get(section) for section in sections}).items()
              if not any(fnmatch(key, pattern) for pattern in skip)} for report in (old, new))
-    differing = {key: [a[key], b[key]] for key in sorted(a.keys() & b.keys()) if a[key] != b[key]}
+    differing = {key: [a[key], b[key]] for key in sorted(a.keys() & b.keys()) if not same(a[key], b[key])}
     return {"sections": sections, "n_values": len(a.keys() | b.keys()),
-            "n_equal": sum(a[k] == b[k] for k in a.keys() & b.keys()),
+            "n_equal": sum(same(a[k], b[k]) for k in a.keys() & b.keys()),
             "differing": differing, "only_old": sorted(a.keys() - b.keys()), "only_new": sorted(b.keys() - a.keys())}
 
 
