@@ -1,0 +1,114 @@
+"""Would a per-label robustness rule choose a better calibrated score? The robust calibration's choice
+(:func:`larev_hf.meta.robust_calibration.robust_calibration`) with its rule applied to every VARSuite family *within
+each gold label* of the validation split, against the library's pooled rule: the chosen fit, its held-half agreement
+with people (Spearman, pairwise, select-1) and its test-split AUC against every family, overall and per label.
+
+Reads what ``larev-hf human --calibrate`` left in a human directory whose attacks were scored on the train, validation
+and test splits (a named build with ``--robustness-report-split test``):
+
+    python benchmarks/calibration_per_label_rule.py --human-dir CACHE/esnli-<fingerprint>/human \\
+        --json benchmarks/results/calibration_per_label_rule.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from larev_hf.io import read_jsonl, write_json  # noqa: E402
+from larev_hf.meta.human_stats import point_statistics, select_one  # noqa: E402
+from larev_hf.meta.judgments import instance_half  # noqa: E402
+from larev_hf.meta.robust_calibration import AttackScores, robust_calibration  # noqa: E402
+from larev_hf.meta.settings import REFERENCE  # noqa: E402
+from larev_hf.meta.stats import auc  # noqa: E402
+
+FEATURES = ("larev", "explanation_lm", "copied_span", "grounding", "copy_excess")
+
+
+class LabelledAttacks(AttackScores):
+    """VARSuite rows that also know their gold label; ``per_label`` adds ``family@label`` AUCs to every check."""
+
+    labels: np.ndarray
+    per_label: bool = False
+
+    @classmethod
+    def read(cls, directory: Path, features: tuple[str, ...], per_label: bool) -> LabelledAttacks:
+        rows = AttackScores.from_rows({f: [row for _, row in read_jsonl(directory / "scores" / f"{f}.jsonl")]
+                                       for f in features})
+        gold = {row["id"]: row["gold_label"] for _, row in read_jsonl(directory / "suite.jsonl")}
+        out = cls(rows.columns, rows.families, rows.ids)
+        out.labels, out.per_label = np.array([gold[i] for i in rows.ids]), per_label
+        return out
+
+    def subset(self, keep: np.ndarray) -> LabelledAttacks:
+        out = type(self)({name: values[keep] for name, values in self.columns.items()}, self.families[keep],
+                         self.ids[keep])
+        out.labels, out.per_label = self.labels[keep], self.per_label
+        return out
+
+    def family_aucs(self, scores: np.ndarray) -> dict[str, float]:
+        out = super().family_aucs(scores)
+        if self.per_label:
+            for family in list(out):
+                for label in sorted(set(self.labels.tolist())):
+                    gold = scores[(self.families == REFERENCE) & (self.labels == label)]
+                    attack = scores[(self.families == family) & (self.labels == label)]
+                    if len(gold) and len(attack):
+                        out[f"{family}@{label}"] = auc(gold, attack)
+        return out
+
+
+def evaluate_rule(human_dir: Path, per_label: bool) -> dict:
+    records = [row for _, row in read_jsonl(human_dir / "judged.jsonl")]
+    columns = {f: np.array([row["score"] for _, row in read_jsonl(human_dir / "scores" / f"{f}.jsonl")])
+               for f in FEATURES}
+    human = np.array([r["numbers"]["acceptable"] for r in records])
+    instances = [r["instance"] for r in records]
+    halves = instance_half(instances, 0)
+    select = np.array([halves[i] == "select" for i in instances])
+    attacks = {split: LabelledAttacks.read(human_dir / "attacks" / split, FEATURES, per_label)
+               for split in ("train", "validation", "test")}
+    calibration, _, table = robust_calibration({f: columns[f][select] for f in FEATURES}, human[select],
+                                               [i for i, s in zip(instances, select, strict=True) if s], FEATURES,
+                                               "larev", attacks["validation"], fit_attacks=attacks["train"])
+    held = ~select
+    held_ids = [i for i, h in zip(instances, held, strict=True) if h]
+    scores = calibration({f: columns[f][held] for f in FEATURES})
+    stats = point_statistics(scores, human[held], held_ids)
+    test = attacks["test"]
+    test.per_label = True
+    aucs, method = test.family_aucs(calibration(test.columns)), test.family_aucs(test.columns["larev"])
+    chosen = next(row for row in table if row["chosen"])
+    return {"rule": "per_label" if per_label else "pooled",
+            "chosen": {k: chosen[k] for k in ("cap_quantile", "unacceptable_weight", "shrink")},
+            "n_passing": sum(not row["shortfalls"] for row in table), "n_candidates": len(table),
+            "held": {"spearman": stats["spearman"], "pairwise": stats["pairwise"],
+                     "select_1": select_one(scores, human[held], held_ids)},
+            "test_aucs": aucs, "test_aucs_larev_alone": method,
+            "test_cells_below_0.85": sorted(k for k, v in aucs.items() if v < 0.85 and not k.startswith("gold_leaky")),
+            "test_weaker_than_larev_alone": sorted(k for k, v in aucs.items() if v < method[k] - 0.02)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--human-dir", type=Path, required=True)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    results = [evaluate_rule(args.human_dir, per_label) for per_label in (False, True)]
+    for r in results:
+        print(f"{r['rule']:>9}: chosen {r['chosen']} ({r['n_passing']}/{r['n_candidates']} pass); held ρ "
+              f"{r['held']['spearman']:.3f} pairwise {r['held']['pairwise']:.3f} select-1 {r['held']['select_1']:.3f}; "
+              f"test cells < 0.85: {len(r['test_cells_below_0.85'])}; weaker than LAREV alone: "
+              f"{r['test_weaker_than_larev_alone']}")
+    if args.json:
+        write_json(args.json, {"command": "python benchmarks/calibration_per_label_rule.py --human-dir "
+                                          "CACHE/esnli-e581663992b1/human", "results": results})
+
+
+if __name__ == "__main__":
+    main()
