@@ -10,12 +10,15 @@ A file of ``benchmarks/results/`` is cited when one of these texts names it:
   its folder. Such a README is its folder's index and needs no citation itself.
 
 A path under ``benchmarks/results/`` in the docs, or a pattern in a results README's table, must name at least one
-file that exists (the scripts' default output paths may name files a run has not written yet).
+file that exists (the scripts' default output paths may name files a run has not written yet). A report of
+``larev-hf run``, ``meta`` or ``human`` kept here holds its score sections under a ``what`` / ``command`` header, not
+the run's settings, stage environments or run directory.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from functools import cache
 from pathlib import Path
@@ -27,6 +30,9 @@ CODE_GLOBS = ("benchmarks/**/*.py", "benchmarks/**/*.sh", "tests/**/*.py")
 CITED_PATH = re.compile(r"benchmarks/results/([\w.*{},<>/-]*)")
 TABLE_ROW = re.compile(r"^\|([^|]*)\|", re.MULTILINE)
 BACKTICKED = re.compile(r"`([^`]+)`")
+# the top-level keys that mark a report of `larev-hf run`, `larev-hf meta` and `larev-hf human`
+REPORT_SHAPES = ({"methods", "accuracy", "split"}, {"families", "expected_order"}, {"human", "metrics"})
+RUN_ONLY_KEYS = {"settings", "stage_environments", "run_dir"}
 
 
 def expand(pattern: str) -> list[str]:
@@ -102,6 +108,16 @@ def test_every_cited_results_file_exists():
     missing += [f"{readme.relative_to(ROOT)}: {pattern}" for readme in readmes()
                 for pattern in index_patterns(readme) if not names(pattern)]
     assert not missing, f"results files the docs cite but benchmarks/results/ lacks: {missing}"
+
+
+def test_kept_run_reports_hold_only_their_score_sections():
+    untrimmed = []
+    for path in sorted(RESULTS.rglob("*.json")):
+        report = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(report, dict) and any(shape <= report.keys() for shape in REPORT_SHAPES):
+            if list(report)[:2] != ["what", "command"] or RUN_ONLY_KEYS & report.keys():
+                untrimmed.append(path.relative_to(RESULTS).as_posix())
+    assert not untrimmed, f"whole run reports (keep the score sections under a what/command header): {untrimmed}"
 
 
 def test_citation_syntax():
