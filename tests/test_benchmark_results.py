@@ -128,3 +128,10 @@ def test_citation_syntax():
     assert is_named("cose_3ep.json", citing, [])
     assert not is_named("ep.json", citing, [])
     assert not is_named("cose_3ep.jsonl.gz", {"doc.md": "cose_3ep.jsonl"}, [])
+
+
+def test_results_name_no_machine_paths():
+    """A results file names the command that made it, not the scratch directory of the machine that ran it."""
+    local = re.compile(r"(?<![\w.])/(?:tmp|work|home|root)/")
+    named = [path for path in result_files() if local.search((RESULTS / path).read_text(errors="replace"))]
+    assert not named, f"results that name a machine's own paths (write CACHE/RUN placeholders instead): {named}"
