@@ -34,7 +34,7 @@ from larev_hf.pipeline import Run
 rng, lines = np.random.default_rng(0), []
 for r in Run.load("demo", progress=False).split_records("test")[:80]:
     for rationale, acceptable in ((r["rationale"], 1.0), (f"The answer is {r['label']}.", 0.5), ("Birds can fly.", 0.0)):
-        lines.append({"id": r["id"], "question": r["question"], "choices": list(r["choices"]), "answer": r["label"],
+        lines.append({"id": r["id"], "question": r["question"], "choices": list(r["choices"]), "label": r["label"],
                       "rationale": rationale, "acceptable": acceptable, "nll": -acceptable + 0.01 * rng.random()})
 write_jsonl("judged_demo.jsonl", lines)
 EOF
@@ -53,7 +53,7 @@ import larev_hf
 
 rows = [json.loads(line) for line in open("judged_demo.jsonl")]
 metric = evaluate.load(larev_hf.metric_path("larev"), evaluator="bundle")
-result = metric.compute(rationales=[r["rationale"] for r in rows], labels=[r["answer"] for r in rows],
+result = metric.compute(rationales=[r["rationale"] for r in rows], labels=[r["label"] for r in rows],
                         inputs=[{"question": r["question"], "choices": r["choices"]} for r in rows])
 json.dump(result, open("bundle-glue.json", "w"), default=str, indent=1)
 EOF
