@@ -33,8 +33,9 @@ from larev_hf.pipeline import Run
 
 rng, lines = np.random.default_rng(0), []
 for r in Run.load("demo", progress=False).split_records("test")[:80]:
-    for rationale, acceptable in ((r["rationale"], 1.0), (f"The answer is {r['label']}.", 0.5), ("Birds can fly.", 0.0)):
-        lines.append({"id": r["id"], "question": r["question"], "choices": list(r["choices"]), "label": r["label"],
+    for k, (rationale, acceptable) in enumerate(((r["rationale"], 1.0), (f"The answer is {r['label']}.", 0.5),
+                                                 ("Birds can fly.", 0.0))):
+        lines.append({"id": f"{r['id']}#{k}", "instance_id": r["id"], "question": r["question"], "choices": list(r["choices"]), "label": r["label"],
                       "rationale": rationale, "acceptable": acceptable, "nll": -acceptable + 0.01 * rng.random()})
 write_jsonl("judged_demo.jsonl", lines)
 EOF
