@@ -1,7 +1,7 @@
 """Defaults that more than one settings dataclass carries, each declared once here.
 
 A library dataclass (``IGSettings``, ``IRMProbeConfig``, ``DetectorSettings``, ``MaskSettings``) and the command-line
-settings that feed it (``LarevSettings``, ``RoraRunSettings``, ``VarifSettings``) take the same default from one name
+settings that feed it (``LarevSettings``, ``RoRASettings``, ``VarifSettings``) take the same default from one name
 below, so changing a default is one edit and the flag's default cannot drift from the library's
 (``tests/test_one_declaration.py`` checks that no dataclass spells a shared default out again). The defaults a
 backbone decides are :data:`larev_hf.modeling.presets.KIND_DEFAULTS`; the penalties' warm-up is

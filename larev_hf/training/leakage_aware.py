@@ -9,9 +9,9 @@ import datasets
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.modeling.input_formats import InputFormat
-from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.irm_trainer import IRMProbeTrainer
-from larev_hf.training.seq2seq import checkpoint_dir_for, fit_and_save, train_seq2seq
+from larev_hf.training.irm_training import train_irm
+from larev_hf.training.seq2seq import train_seq2seq
 from larev_hf.training.settings import TrainSettings
 
 
@@ -99,18 +99,12 @@ def train_leakage_aware(
     output_dir: str | os.PathLike,
     settings: TrainSettings,
     probe: PreTrainedModel | None,
-    lambda_irm: float,
-    lambda_probe: float,
     groups_per_batch: int,
-    **config_overrides,
+    **config_values,
 ) -> PreTrainedModel:
-    """Φ_LA: a fresh model trained with :class:`IRMProbeTrainer` on environment groups (thesis eq. 4.10)."""
-    args = settings.training_arguments(
-        checkpoint_dir_for(output_dir), args_class=IRMProbeConfig, per_device_train_batch_size=groups_per_batch,
-        lambda_irm=lambda_irm, lambda_probe=lambda_probe, logging_steps=25, **config_overrides,
-    )
-    trainer = IRMProbeTrainer(
-        model=settings.prepare_model(model), args=args, train_dataset=train_dataset, processing_class=tokenizer,
-        probe_model=probe if lambda_probe > 0 else None,
-    )
-    return fit_and_save(trainer, tokenizer, output_dir)
+    """Φ_LA: a fresh model trained with :class:`IRMProbeTrainer` on environment groups (thesis eq. 4.10);
+    ``config_values`` are :class:`~larev_hf.training.IRMProbeConfig` fields (``lambda_irm``, ``lambda_probe``, ...).
+    The probe is used only while λ_probe > 0."""
+    uses_probe = config_values.get("lambda_probe", IRMProbeTrainer.config_class.lambda_probe) > 0
+    return train_irm(IRMProbeTrainer, model, tokenizer, train_dataset, output_dir, settings, groups_per_batch,
+                     probe=probe if uses_probe else None, **config_values)
