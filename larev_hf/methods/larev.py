@@ -198,7 +198,8 @@ def train_phi_la(name: str, context: RunContext, added: AddedEnvironments | None
     """
     from larev_hf.leakage import ENVIRONMENTS, RATIONALE_ENVIRONMENTS
     from larev_hf.modeling.backbones import fresh_model, load_evaluator
-    from larev_hf.training.leakage_aware import environment_dataset, train_leakage_aware
+    from larev_hf.training import IRMProbeTrainer, train_irm
+    from larev_hf.training.leakage_aware import environment_dataset
 
     cfg = context.config
     larev = cfg.method_settings(LarevSettings)
@@ -215,9 +216,8 @@ def train_phi_la(name: str, context: RunContext, added: AddedEnvironments | None
         model = load_evaluator(context.path("models", "phi"), device="cpu")[0]
     else:
         model = fresh_model(context)
-    train_leakage_aware(model, context.tokenizer(), dataset, context.path("models", name),
-                        cfg.train_settings(context.progress), probe,
-                        groups_per_batch=int(larev.groups_per_batch), **weights)
+    train_irm(IRMProbeTrainer, model, context.tokenizer(), dataset, context.path("models", name),
+              cfg.train_settings(context.progress), int(larev.groups_per_batch), probe=probe, **weights)
     write_json(context.path("models", name, "larev_weights.json"), {
         **weights, "environments": list(names), **(added.recorded if added else {})})
 

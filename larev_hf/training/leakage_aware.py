@@ -1,4 +1,5 @@
-"""LAREV's training stages after Φ_base and Φ: the leakage probe ψ and the evaluator Φ_LA (thesis A.1 steps 8-9)."""
+"""LAREV's training stages after Φ_base and Φ: the leakage probe ψ and Φ_LA's environment rows (thesis A.1 steps 8-9);
+Φ_LA itself trains through :func:`~larev_hf.training.train_irm` with :class:`~larev_hf.training.IRMProbeTrainer`."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ import datasets
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.modeling.input_formats import InputFormat
-from larev_hf.training.irm_trainer import IRMProbeTrainer
-from larev_hf.training.irm_training import train_irm
 from larev_hf.training.seq2seq import train_seq2seq
 from larev_hf.training.settings import TrainSettings
 
@@ -91,20 +90,3 @@ def environment_dataset(
         "probe_input_ids": tokenizer(probe_sources, truncation=True, max_length=max_input_length)["input_ids"],
     })
 
-
-def train_leakage_aware(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    train_dataset: datasets.Dataset,
-    output_dir: str | os.PathLike,
-    settings: TrainSettings,
-    probe: PreTrainedModel | None,
-    groups_per_batch: int,
-    **config_values,
-) -> PreTrainedModel:
-    """Φ_LA: a fresh model trained with :class:`IRMProbeTrainer` on environment groups (thesis eq. 4.10);
-    ``config_values`` are :class:`~larev_hf.training.IRMProbeConfig` fields (``lambda_irm``, ``lambda_probe``, ...).
-    The probe is used only while λ_probe > 0."""
-    uses_probe = config_values.get("lambda_probe", IRMProbeTrainer.config_class.lambda_probe) > 0
-    return train_irm(IRMProbeTrainer, model, tokenizer, train_dataset, output_dir, settings, groups_per_batch,
-                     probe=probe if uses_probe else None, **config_values)
