@@ -21,7 +21,7 @@ from larev_hf.methods.settings import comma_list, help_field, seed_values
 from larev_hf.modeling import PRESETS, backbone_defaults, get_input_format, is_pretrained
 from larev_hf.modeling.lora_settings import LoraSettings
 from larev_hf.scores import VARIANTS
-from larev_hf.training import TrainSettings
+from larev_hf.training.settings import TrainSettings, trainer_field, trainer_values
 
 DATASETS = ("esnli", "cose", "strategyqa", "ecqa", "synthetic", "jsonl")
 #: Modules a preset trains in full under ``--lora``: its random input embeddings. Measured on e-SNLI 2k/1k
@@ -95,31 +95,24 @@ class BackboneSection:
 
 @dataclass
 class TrainingSection:
-    """Optimisation of every trained model; ``None`` means the backbone's default (presets vs checkpoints)."""
+    """Optimisation of every trained model: the fields of :class:`~larev_hf.training.TrainSettings`, taken with
+    :func:`~larev_hf.training.settings.trainer_field` (``None``: the backbone's default), and the run's seeds and
+    model selection."""
 
-    seed: int = help_field(0, "random seed of data sampling, initialisation and training")
+    seed: int = trainer_field(TrainSettings, "seed")
     seeds: list[str] = help_field(
         [], "evaluator seeds (comma list, e.g. 0,1,2): every trained stage runs once per seed (K seeds cost K "
         "trainings; data, tokenizer and baselines are shared, --seed's models stay at the run's root) and the report "
         "says which separations hold across seeds; adding a seed to a finished run trains only it",
         type=comma_list, report_only=True)
-    learning_rate: float | None = help_field(None, "AdamW learning rate of every trained model (default: the "
-                                             "backbone's; larev_hf.modeling.presets)")
-    num_train_epochs: float | None = help_field(None, "default: the backbone's")
-    batch_size: int | None = help_field(None, "default: the backbone's")
+    learning_rate: float | None = trainer_field(TrainSettings, "learning_rate", default=None)
+    num_train_epochs: float | None = trainer_field(TrainSettings, "num_train_epochs", default=None)
+    batch_size: int | None = trainer_field(TrainSettings, "batch_size", default=None)
     select_on_validation: bool = help_field(
         False, "keep the epoch of Φ_base / Φ with the lowest validation loss (default: the last epoch)")
-    group_by_length: bool = help_field(
-        False, "train every model on batches of rows of similar input length (whole environment groups for Φ_LA), "
-        "in random batch order: padding falls from about 42%% of the tokens to under 1%% on e-SNLI (docs/scale.md)")
-    freeze_word_embeddings: bool = help_field(
-        False, "keep every trained model's word embeddings (and a tied output projection) at their starting values: "
-        "1.22-1.24x faster training steps for minilm2minilm on 2 cores; it changes what is trained "
-        "(docs/scale.md measures the scores)")
-    bf16: bool = help_field(
-        False, "train every model in bf16 autocast, and score it so, where the hardware computes bf16 natively (a "
-        "GPU, a CPU with AMX or AVX512-BF16; elsewhere fp32): the models record it, so a bundle scores the same way "
-        "(docs/scale.md)")
+    group_by_length: bool = trainer_field(TrainSettings, "group_by_length")
+    freeze_word_embeddings: bool = trainer_field(TrainSettings, "freeze_word_embeddings")
+    bf16: bool = trainer_field(TrainSettings, "bf16")
 
     def validate(self, config: RunConfig) -> None:
         seed_values(self.seeds)
@@ -148,6 +141,17 @@ class LoraSection:
         None, "modules trained in full alongside the adapters (default: 'embed_tokens' for presets, whose embeddings "
         "are random; none for checkpoints; '' for none)", type=comma_list)
 
+    def lora_settings(self, backbone: str) -> LoraSettings | None:
+        """These LoRA settings for ``backbone``, or ``None`` for full fine-tuning. ``lora_modules_to_save=None`` means
+        the backbone's default (:data:`PRESET_LORA_MODULES_TO_SAVE` for presets, none for checkpoints); ``[]`` none."""
+        if not self.lora:
+            return None
+        modules_to_save = self.lora_modules_to_save
+        if modules_to_save is None:
+            modules_to_save = None if is_pretrained(backbone) else PRESET_LORA_MODULES_TO_SAVE
+        return LoraSettings(r=self.lora_r, alpha=self.lora_alpha, dropout=self.lora_dropout,
+                            target_modules=self.lora_target_modules, modules_to_save=modules_to_save or None)
+
 
 #: The core sections, in order: name, dataclass, and the title of their CLI option group (``None``: the main list).
 CORE_SECTIONS: tuple[tuple[str, type, str | None], ...] = (
@@ -167,48 +171,27 @@ def config_sections() -> list[tuple[str, type, str | None]]:
     return sections
 
 
-class RunConfig:
-    """Everything that defines a run; saved as ``run_config.json`` and checked on resume.
+def setting_fields() -> list[dataclasses.Field]:
+    """Every field of the run's configuration (the core sections', then each registered method's settings')."""
+    return [f for _, cls, _ in config_sections() for f in dataclasses.fields(cls)]
 
-    Built from flat keyword arguments (``RunConfig(method="all", lambda_irm=0.5)``), each going to the section that
-    declares it. Read back through typed sections, so a use leads to the field that declares it: the core ones as
-    properties (``config.data.dataset``, ``config.training.seed``, ``config.model.backbone``), a method's own with
-    :meth:`method_settings` (``config.method_settings(LarevSettings).lambda_irm``).
-    """
 
-    def __init__(self, **values: Any) -> None:
-        remaining = dict(values)
-        sections = {}
-        for section, cls, _ in config_sections():
-            names = [f.name for f in dataclasses.fields(cls)]
-            sections[section] = cls(**{name: remaining.pop(name) for name in names if name in remaining})
-        if remaining:
-            raise ValueError(f"unknown setting(s) {sorted(remaining)}; known: {sorted(self._field_names())} "
-                             "(a setting of a method that is not registered in this process?)")
-        object.__setattr__(self, "sections", sections)
-        self._fill_backbone_defaults()
-        for section in sections.values():
-            if hasattr(section, "validate"):
-                section.validate(self)
+def setting_defaults() -> dict[str, Any]:
+    """Setting name → its default (what ``run_config.json`` holds for a setting left alone)."""
+    return {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory() for f in setting_fields()}
 
-    def _fill_backbone_defaults(self) -> None:
-        """Every setting the run left unset (``None``) that the backbone decides takes the backbone's value
-        (:func:`~larev_hf.modeling.backbone_defaults`), and ``backbone_defaults`` records where it came from, so
-        ``run_config.json`` and the report show the values a run trained with."""
-        backbone = self.model
-        filled = dict(backbone.backbone_defaults)
-        for name, (value, source) in backbone_defaults(backbone.backbone).items():
-            for section in self.sections.values():
-                if name in section.__dataclass_fields__ and getattr(section, name) is None:
-                    setattr(section, name, value)
-                    filled[name] = source
-        backbone.backbone_defaults = filled
 
-    @staticmethod
-    def _field_names() -> list[str]:
-        return [f.name for _, cls, _ in config_sections() for f in dataclasses.fields(cls)]
+def field_metadata() -> dict[str, dict[str, Any]]:
+    """Setting name → its field metadata (``report_only``, ``stages``, ``help``)."""
+    return {f.name: dict(f.metadata) for f in setting_fields()}
 
-    # ------------------------------------------------------------------ the sections
+
+class ConfigSections:
+    """Reading a run's configuration through the sections that declare it, so a use leads to its field: the core
+    sections as typed properties, a method's own settings by their class (:meth:`method_settings`)."""
+
+    sections: dict[str, Any]
+
     @property
     def run(self) -> RunSection:
         """Which metrics the run trains and reports."""
@@ -240,7 +223,7 @@ class RunConfig:
         return self.sections["peft"]
 
     def method_settings(self, cls: type[SettingsT]) -> SettingsT:
-        """The run's instance of a method's settings dataclass ``cls`` (``LarevSettings``, ``RoraRunSettings``, ...:
+        """The run's instance of a method's settings dataclass ``cls`` (``LarevSettings``, ``RoRASettings``, ...:
         each registered method's :attr:`~larev_hf.methods.Method.settings_class`)."""
         for section in self.sections.values():
             if type(section) is cls:
@@ -255,6 +238,45 @@ class RunConfig:
                 return getattr(section, name)
         raise KeyError(f"RunConfig has no setting {name!r}")
 
+
+class RunConfig(ConfigSections):
+    """Everything that defines a run; saved as ``run_config.json`` and checked on resume.
+
+    Built from flat keyword arguments (``RunConfig(method="all", lambda_irm=0.5)``), each going to the section that
+    declares it. Read back through typed sections (:class:`ConfigSections`), so a use leads to the field that declares
+    it: the core ones as properties (``config.data.dataset``, ``config.training.seed``, ``config.model.backbone``), a
+    method's own with :meth:`method_settings` (``config.method_settings(LarevSettings).lambda_irm``). What settings
+    exist and their defaults: :func:`setting_fields`, :func:`setting_defaults`, :func:`field_metadata`.
+    """
+
+    def __init__(self, **values: Any) -> None:
+        remaining = dict(values)
+        sections = {}
+        for section, cls, _ in config_sections():
+            names = [f.name for f in dataclasses.fields(cls)]
+            sections[section] = cls(**{name: remaining.pop(name) for name in names if name in remaining})
+        if remaining:
+            raise ValueError(f"unknown setting(s) {sorted(remaining)}; known: {sorted(f.name for f in setting_fields())} "
+                             "(a setting of a method that is not registered in this process?)")
+        object.__setattr__(self, "sections", sections)
+        self._fill_backbone_defaults()
+        for section in sections.values():
+            if hasattr(section, "validate"):
+                section.validate(self)
+
+    def _fill_backbone_defaults(self) -> None:
+        """Every setting the run left unset (``None``) that the backbone decides takes the backbone's value
+        (:func:`~larev_hf.modeling.backbone_defaults`), and ``backbone_defaults`` records where it came from, so
+        ``run_config.json`` and the report show the values a run trained with."""
+        backbone = self.model
+        filled = dict(backbone.backbone_defaults)
+        for name, (value, source) in backbone_defaults(backbone.backbone).items():
+            for section in self.sections.values():
+                if name in section.__dataclass_fields__ and getattr(section, name) is None:
+                    setattr(section, name, value)
+                    filled[name] = source
+        backbone.backbone_defaults = filled
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("RunConfig is immutable; build a new one with replace(**changes)")
 
@@ -262,14 +284,9 @@ class RunConfig:
         return isinstance(other, RunConfig) and self.to_dict() == other.to_dict()
 
     def __repr__(self) -> str:
-        defaults = RunConfig._defaults()
+        defaults = setting_defaults()
         changed = {k: v for k, v in self.to_dict().items() if defaults.get(k) != v}
         return f"RunConfig({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
-
-    @staticmethod
-    def _defaults() -> dict[str, Any]:
-        return {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory()
-                for _, cls, _ in config_sections() for f in dataclasses.fields(cls)}
 
     def to_dict(self) -> dict[str, Any]:
         """Every setting by name (what ``run_config.json`` holds)."""
@@ -291,17 +308,12 @@ class RunConfig:
     def from_dict(cls, values: dict[str, Any], source: str = "run_config.json") -> RunConfig:
         """Rebuild a saved configuration; a key missing from an older file takes its default, an unknown key raises
         a ``ValueError`` naming ``source``."""
-        known = set(cls._field_names())
+        known = {f.name for f in setting_fields()}
         unknown = sorted(k for k in values if k not in known)
         if unknown:
             raise ValueError(f"{source}: unknown setting(s) {unknown}; it was written by another version of larev-hf "
                              "or with a method that is not registered in this process")
         return cls(**values)
-
-    @staticmethod
-    def field_metadata() -> dict[str, dict[str, Any]]:
-        """Setting name → its field metadata (``report_only``, ``stages``, ``help``)."""
-        return {f.name: dict(f.metadata) for _, cls, _ in config_sections() for f in dataclasses.fields(cls)}
 
     # ------------------------------------------------------------------ derived settings
     @property
@@ -315,23 +327,7 @@ class RunConfig:
         return resolve_methods(self.run.method)
 
     def train_settings(self, progress: bool = True) -> TrainSettings:
-        """What every trained stage of the run trains with."""
-        training = self.training
-        return TrainSettings(
-            learning_rate=training.learning_rate, num_train_epochs=training.num_train_epochs,
-            batch_size=int(training.batch_size), seed=training.seed, progress=progress, lora=self.lora_settings(),
-            group_by_length=training.group_by_length, freeze_word_embeddings=training.freeze_word_embeddings,
-            bf16=training.bf16,
-        )
-
-    def lora_settings(self) -> LoraSettings | None:
-        """The run's LoRA settings, or ``None`` for full fine-tuning. ``lora_modules_to_save=None`` means the
-        backbone's default (:data:`PRESET_LORA_MODULES_TO_SAVE` for presets, none for checkpoints); ``[]`` means none."""
-        peft = self.peft
-        if not peft.lora:
-            return None
-        modules_to_save = peft.lora_modules_to_save
-        if modules_to_save is None:
-            modules_to_save = None if is_pretrained(self.model.backbone) else PRESET_LORA_MODULES_TO_SAVE
-        return LoraSettings(r=peft.lora_r, alpha=peft.lora_alpha, dropout=peft.lora_dropout,
-                            target_modules=peft.lora_target_modules, modules_to_save=modules_to_save or None)
+        """What every trained stage of the run trains with: the training section's
+        :class:`~larev_hf.training.TrainSettings` fields as they are, and the LoRA section's adapters."""
+        return TrainSettings(**trainer_values(self.training), progress=progress,
+                             lora=self.peft.lora_settings(self.model.backbone))

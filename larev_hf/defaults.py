@@ -1,9 +1,10 @@
 """Defaults that more than one settings dataclass carries, each declared once here.
 
-A library dataclass (``IGSettings``, ``IRMProbeConfig``, ``DetectorSettings``, ``MaskSettings``) and the command-line
-settings that feed it (``LarevSettings``, ``RoraRunSettings``, ``VarifSettings``) take the same default from one name
+A library dataclass (``IGSettings``, ``IRMArguments``, ``DetectorSettings``, ``MaskSettings``) and the command-line
+settings that feed it (``LarevSettings``, ``RoRASettings``, ``VarifSettings``) take the same default from one name
 below, so changing a default is one edit and the flag's default cannot drift from the library's
-(``tests/test_one_declaration.py`` checks that no dataclass spells a shared default out again). The defaults a
+(``tests/test_one_declaration.py`` checks that no dataclass spells a shared default out again). A run setting that is
+a trainer's own field takes that field whole (:func:`larev_hf.training.settings.trainer_field`). The defaults a
 backbone decides are :data:`larev_hf.modeling.presets.KIND_DEFAULTS`; the penalties' warm-up is
 :data:`larev_hf.training.settings.PENALTY_WARMUP_RATIO`. A leaf module: it imports nothing.
 """

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from larev_hf.config import RunConfig
+from larev_hf.config import RunConfig, field_metadata, setting_defaults
 from larev_hf.data import (
     add_baselines,
     add_variants,
@@ -29,7 +29,8 @@ from larev_hf.data.variants import build_variants
 from larev_hf.io import DataError, file_sha256, read_json, read_jsonl, write_json, write_jsonl
 from larev_hf.methods import Stage, get_method, method_names
 from larev_hf.methods.larev import LarevSettings
-from larev_hf.modeling import build_model, build_tokenizer, check_backbone, is_preset, load_evaluator
+from larev_hf.modeling import build_tokenizer, check_backbone, is_preset, load_evaluator
+from larev_hf.modeling.backbones import fresh_model
 from larev_hf.report import majority_class, write_report
 from larev_hf.runner import StageRunner
 from larev_hf.scores import VARIANTS
@@ -141,7 +142,7 @@ class Run:
     def train_evaluator(self, name: str, make_source: Callable[[dict[str, Any]], str]) -> None:
         """A fresh model trained on ``make_source(record) → label`` over the training split; with
         ``select_on_validation``, the epoch with the lowest validation loss is kept."""
-        model = build_model(self.config.model.backbone, self.tokenizer(), seed=self.config.training.seed)
+        model = fresh_model(self)
         validation = self.split_records("validation") if self.config.training.select_on_validation else None
         train_on_records(model, self.tokenizer(), self.split_records("train"), make_source, self.path("models", name),
                          self.config.train_settings(self.progress), eval_records=validation)
@@ -282,7 +283,7 @@ class Run:
     # ----------------------------------------------------------------- entry points
     def check_config(self) -> None:
         """Refuse to resume a run directory made with different settings (results would mix)."""
-        self.runner.check_settings(self.config.to_dict(), RunConfig._defaults(), RunConfig.field_metadata(),
+        self.runner.check_settings(self.config.to_dict(), setting_defaults(), field_metadata(),
                                    read_saved=lambda saved: RunConfig.from_dict(saved).to_dict())
 
     def data_inputs(self) -> dict[str, str | None]:

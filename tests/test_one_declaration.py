@@ -181,8 +181,7 @@ def test_a_default_that_several_dataclasses_carry_is_declared_once() -> None:
 def test_a_flag_and_the_library_setting_it_feeds_share_one_default() -> None:
     from larev_hf import defaults
     from larev_hf.leakage import IGSettings
-    from larev_hf.methods.rora import RoraRunSettings
-    from larev_hf.rora import DetectorSettings
+    from larev_hf.rora import DetectorSettings, RoRASettings
     from larev_hf.training import IRMProbeConfig, TrainSettings
     from larev_hf.varif.lcig import MaskSettings
     from larev_hf.varif.settings import VarifSettings
@@ -196,8 +195,8 @@ def test_a_flag_and_the_library_setting_it_feeds_share_one_default() -> None:
             ((IGSettings, "stop_word_guard"), (LarevSettings, "stop_word_guard")),
             ((IGSettings, "target"), (LarevSettings, "ig_target")),
             ((IRMProbeConfig, "probe_every_n_steps"), (LarevSettings, "probe_every_n_steps")),
-            ((DetectorSettings, "threshold"), (RoraRunSettings, "rora_threshold")),
-            ((DetectorSettings, "top_k"), (RoraRunSettings, "rora_top_k")),
+            ((DetectorSettings, "threshold"), (RoRASettings, "rora_threshold")),
+            ((DetectorSettings, "top_k"), (RoRASettings, "rora_top_k")),
             *(((MaskSettings, name), (VarifSettings, name)) for name in ("mask_share", "max_masked", "ig_labels"))]
     for group in same:
         assert len({default(cls, name) for cls, name in group}) == 1, group
@@ -206,6 +205,74 @@ def test_a_flag_and_the_library_setting_it_feeds_share_one_default() -> None:
     for name in ("learning_rate", "num_train_epochs", "batch_size"):
         assert default(TrainSettings, name) == random_init[name]
     assert default(IRMProbeConfig, "lambda_irm") == random_init["lambda_irm"]
+
+
+# --------------------------------------------------------------------------- the run's settings and the trainer configs
+def _trainer_fields() -> dict[str, dataclasses.Field]:
+    """Knob → its field in a trainer's config: what every trained model trains with (``TrainSettings``), what an IRM
+    trainer adds to HF's arguments (``IRMArguments``, in ``IRMProbeConfig``) and what RoRA's adds (``RoRAConfig``);
+    the fields with a help text (``TrainSettings.lora`` is built from the LoRA section, not a knob of its own)."""
+    from transformers import Seq2SeqTrainingArguments
+
+    from larev_hf.rora import RoRAConfig
+    from larev_hf.training import IRMArguments, TrainSettings
+
+    hf = {f.name for f in dataclasses.fields(Seq2SeqTrainingArguments)}
+    fields = [*dataclasses.fields(TrainSettings), *dataclasses.fields(IRMArguments),
+              *(f for f in dataclasses.fields(RoRAConfig) if f.name not in hf)]
+    return {f.name: f for f in fields if "help" in f.metadata}
+
+
+def test_a_trainer_setting_is_declared_once_between_the_method_settings_and_the_trainer_configs() -> None:
+    # a run setting that is a trainer's knob (by name, or by name after its method's prefix: rora_lambda_irm) takes
+    # the trainer config's field (trainer_field): its help comes from there, and trainer_values hands its value on
+    from larev_hf.config import config_sections
+
+    trainer = _trainer_fields()
+    taken, redeclared = [], []
+    for section, cls, _ in config_sections():
+        for field in dataclasses.fields(cls):
+            knob = field.metadata.get("trainer_field", field.name.removeprefix(f"{section}_"))
+            if knob not in trainer:
+                continue
+            source = trainer[knob]
+            if field.metadata.get("trainer_field") == knob and field.metadata["help"].startswith(source.metadata["help"]):
+                taken.append(f"{cls.__name__}.{field.name}")
+            else:
+                redeclared.append(f"{cls.__name__}.{field.name} (the trainer's {knob})")
+    assert redeclared == []
+    # LAREV's five trainer weights, RoRA's λ and the core training flags all come from the trainers' configs
+    assert {"LarevSettings.lambda_irm", "LarevSettings.lambda_probe", "LarevSettings.penalty_warmup_ratio",
+            "LarevSettings.probe_max_loss", "LarevSettings.probe_every_n_steps", "RoRASettings.rora_lambda_irm",
+            "TrainingSection.seed", "TrainingSection.learning_rate", "TrainingSection.num_train_epochs",
+            "TrainingSection.batch_size", "TrainingSection.group_by_length", "TrainingSection.freeze_word_embeddings",
+            "TrainingSection.bf16"} <= set(taken)
+
+
+def test_a_trainer_config_field_is_declared_in_one_class() -> None:
+    # IRMProbeConfig and RoRAConfig add to IRMArguments, they do not spell its fields out again
+    from larev_hf.rora import RoRAConfig
+    from larev_hf.training import IRMArguments, IRMProbeConfig
+
+    irm = {f.name for f in dataclasses.fields(IRMArguments)}
+    for cls in (IRMProbeConfig, RoRAConfig):
+        assert not irm & set(vars(cls).get("__annotations__", {})), cls.__name__
+
+
+def test_a_training_flag_reaches_the_trainer_config_through_its_one_field(tmp_path: Path) -> None:
+    from larev_hf.rora import RoRAConfig, RoRASettings
+    from larev_hf.training import IRMProbeConfig, trainer_values
+
+    config = RunConfig(method="larev,rora", learning_rate=2e-4, batch_size=4, seed=3, group_by_length=True,
+                       lambda_irm=0.7, probe_every_n_steps=3, rora_lambda_irm=2.5)
+    settings = config.train_settings(progress=False)
+    larev = settings.training_arguments(tmp_path, args_class=IRMProbeConfig,
+                                        **trainer_values(config.method_settings(LarevSettings)))
+    assert (larev.learning_rate, larev.per_device_train_batch_size, larev.seed, larev.train_sampling_strategy,
+            larev.lambda_irm, larev.probe_every_n_steps) == (2e-4, 4, 3, "group_by_length", 0.7, 3)
+    rora = settings.training_arguments(tmp_path, args_class=RoRAConfig,
+                                       **trainer_values(config.method_settings(RoRASettings)))
+    assert (rora.lambda_irm, rora.normalization) == (2.5, "label_set")
 
 
 def test_every_flag_in_the_examples_has_one_spelling() -> None:

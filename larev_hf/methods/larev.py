@@ -22,7 +22,6 @@ from larev_hf.defaults import (
     IG_TOP_K,
     LEAKAGE_TERM,
     LEAKAGE_TERMS,
-    PROBE_EVERY_N_STEPS,
     STOP_WORD_GUARD,
 )
 from larev_hf.io import read_json, read_jsonl, write_json, write_jsonl
@@ -31,7 +30,7 @@ from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, cvi_variant_
 from larev_hf.methods.settings import help_field
 from larev_hf.modeling.input_formats import get_input_format
 from larev_hf.scores import summarize_variants
-from larev_hf.training.settings import PENALTY_WARMUP_RATIO
+from larev_hf.training.settings import IRMArguments, trainer_field, trainer_values
 
 #: Ablations of the LAREV objective (thesis table 5.6): model name → which penalties are switched off.
 ABLATIONS = {
@@ -48,25 +47,19 @@ PHI_LA_STAGES = ("phi_la", *ABLATIONS)
 
 @dataclass
 class LarevSettings:
-    """LAREV's settings (thesis eq. 4.10, §4.5, §5.3.3). ``None``: the backbone decides
-    (:data:`~larev_hf.modeling.presets.KIND_DEFAULTS`, a preset's ``defaults``); a run fills it in when it starts."""
+    """LAREV's settings (thesis eq. 4.10, §4.5, §5.3.3). Φ_LA's penalty weights are the fields of its trainer's config
+    (:class:`~larev_hf.training.settings.IRMArguments`, taken with :func:`~larev_hf.training.settings.trainer_field`).
+    ``None``: the backbone decides (:data:`~larev_hf.modeling.presets.KIND_DEFAULTS`, a preset's ``defaults``); a run
+    fills it in when it starts."""
 
-    lambda_irm: float | None = help_field(
-        None, "IRMv1 penalty weight λ_IRM (eq. 4.10; default: the backbone's, 0.1 presets, 5 pretrained checkpoints; "
-        "0 = ablation)", stages=PHI_LA_STAGES)
-    lambda_probe: float | None = help_field(
-        None, "leakage-probe weight λ_probe (eq. 4.10; default: the backbone's, 0 presets, 5e-4 pretrained "
-        "checkpoints; 0 = ablation)", stages=PHI_LA_STAGES)
-    penalty_warmup_ratio: float = help_field(
-        PENALTY_WARMUP_RATIO, "linear warm-up of both penalties over this share of steps", stages=PHI_LA_STAGES)
+    lambda_irm: float | None = trainer_field(IRMArguments, "lambda_irm", default=None, stages=PHI_LA_STAGES)
+    lambda_probe: float | None = trainer_field(IRMArguments, "lambda_probe", default=None, stages=PHI_LA_STAGES)
+    penalty_warmup_ratio: float = trainer_field(IRMArguments, "penalty_warmup_ratio", stages=PHI_LA_STAGES)
     groups_per_batch: int | None = help_field(
-        None, "environment groups per Φ_LA batch (default: the backbone's, 8 presets, 1 pretrained checkpoints)",
+        None, "environment groups per Φ_LA batch (its per_device_train_batch_size; default: the backbone's)",
         stages=PHI_LA_STAGES)
-    probe_max_loss: float | None = help_field(
-        None, "clamp the subtracted probe loss at this value", stages=PHI_LA_STAGES)
-    probe_every_n_steps: int = help_field(
-        PROBE_EVERY_N_STEPS, "probe term on every n-th step only, weighted n·λ_probe (cheaper; 1 = the thesis)",
-        stages=PHI_LA_STAGES)
+    probe_max_loss: float | None = trainer_field(IRMArguments, "probe_max_loss", stages=PHI_LA_STAGES)
+    probe_every_n_steps: int = trainer_field(IRMArguments, "probe_every_n_steps", stages=PHI_LA_STAGES)
     ig_steps: int = help_field(IG_STEPS, "Integrated Gradients steps")
     ig_top_k: int = help_field(IG_TOP_K, "words per leakage term")
     leakage_term: str = help_field(
@@ -204,8 +197,9 @@ def train_phi_la(name: str, context: RunContext, added: AddedEnvironments | None
     saved to ``larev_weights.json``.
     """
     from larev_hf.leakage import ENVIRONMENTS, RATIONALE_ENVIRONMENTS
-    from larev_hf.modeling.backbones import build_model, load_evaluator
-    from larev_hf.training.leakage_aware import environment_dataset, train_leakage_aware
+    from larev_hf.modeling.backbones import fresh_model, load_evaluator
+    from larev_hf.training import IRMProbeTrainer, train_irm
+    from larev_hf.training.leakage_aware import environment_dataset
 
     cfg = context.config
     larev = cfg.method_settings(LarevSettings)
@@ -216,19 +210,14 @@ def train_phi_la(name: str, context: RunContext, added: AddedEnvironments | None
         added.add(train, environments)
     dataset = environment_dataset(train, environments, context.tokenizer(), get_input_format(cfg.model.input_format),
                                   environment_names=names, unsure_environments=added.unsure if added else ())
-    weights = {
-        "lambda_irm": larev.lambda_irm, "lambda_probe": larev.lambda_probe,
-        "penalty_warmup_ratio": larev.penalty_warmup_ratio, "probe_max_loss": larev.probe_max_loss,
-        "probe_every_n_steps": larev.probe_every_n_steps, **overrides,
-    }
+    weights = {**trainer_values(larev), **overrides}
     probe = context.model("probe") if weights["lambda_probe"] > 0 else None
     if larev.phi_la_init == "phi":  # a copy of Φ's weights (LoRA-trained ones merged), trained on from there
         model = load_evaluator(context.path("models", "phi"), device="cpu")[0]
     else:
-        model = build_model(cfg.model.backbone, context.tokenizer(), seed=cfg.training.seed)
-    train_leakage_aware(model, context.tokenizer(), dataset, context.path("models", name),
-                        cfg.train_settings(context.progress), probe,
-                        groups_per_batch=int(larev.groups_per_batch), **weights)
+        model = fresh_model(context)
+    train_irm(IRMProbeTrainer, model, context.tokenizer(), dataset, context.path("models", name),
+              cfg.train_settings(context.progress), int(larev.groups_per_batch), probe=probe, **weights)
     write_json(context.path("models", name, "larev_weights.json"), {
         **weights, "environments": list(names), **(added.recorded if added else {})})
 

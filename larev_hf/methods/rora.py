@@ -9,82 +9,30 @@ spans), ``rora_infiller`` and ``rora_counterfactuals`` (a label-conditioned infi
 
 from __future__ import annotations
 
-import argparse
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
-from larev_hf.defaults import RORA_THRESHOLD, RORA_TOP_K
 from larev_hf.io import write_json
 from larev_hf.methods.base import Method, MethodResult, RunContext, RunSettings, Stage, choice_accuracy
-from larev_hf.methods.settings import help_field
+from larev_hf.rora.settings import INFILLER_MAX_LENGTH, RoRASettings, phi_irm_values
 from larev_hf.scores import summarize_variants
 from larev_hf.training.settings import TrainSettings
 
-if TYPE_CHECKING:
-    from larev_hf.rora import RoRASettings
-
-#: The stages that train RoRA's evaluators: what the choice of evaluator (and its IRM weight) changes; the detector,
-#: the infiller and the counterfactual rationales stay.
-RORA_EVALUATOR_STAGES = ("rora_phi", "rora_theta")
 #: Where a run with ``rora_classifier`` keeps the classifier encoder's tokenizer (Θ and Φ share it).
 CLASSIFIER_TOKENIZER = "classifier_tokenizer"
 
 
-def rora_threshold_type(text: str) -> float | str:
-    """argparse type of ``--rora-threshold``: a number, or ``"auto"`` (RoRA appendix C.2's tuning rule)."""
-    if text == "auto":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
-
-
-@dataclass
-class RoraRunSettings:
-    """RoRA's settings in a run (RoRA §3, appendix C.2); the rest are :class:`larev_hf.rora.RoRASettings`' defaults."""
-
-    rora_threshold: float | str = help_field(
-        RORA_THRESHOLD, "global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2); "
-        "'auto': RoRA's tuning rule (appendix C.2), the largest value at which most training rationales get more "
-        "than the top 2 masked", type=rora_threshold_type)
-    rora_top_k: int = help_field(
-        RORA_TOP_K, "n-grams masked per rationale when no more than 8 exceed the threshold (RoRA's top-k fallback); 3 covers "
-        "'yes', 'is yes' and 'yes .' so every label's mask has the same shape")
-    rora_lambda_irm: float | None = help_field(
-        None, "IRMv1 weight of RoRA's Φ (eq. 7; default: the backbone's (or --rora-classifier's), 1 random-init "
-        "presets, 10 pretrained)", stages=RORA_EVALUATOR_STAGES)
-    rora_classifier: str | None = help_field(
-        None, "RoRA's classifier variant (§4.1): Φ and Θ are this pretrained encoder with a classification head "
-        "('minilm' = the offline MiniLM-L6, or a checkpoint such as microsoft/deberta-v3-large); default: seq2seq "
-        "evaluators on --backbone", metavar="ENCODER", stages=RORA_EVALUATOR_STAGES)
-
-    def validate(self, config: RunSettings) -> None:
-        if self.rora_classifier and "rora" not in config.methods:
-            raise ValueError(f"--rora-classifier {self.rora_classifier!r} applies to RoRA; add rora to "
-                             f"--method {config.run.method!r}")
-        if self.rora_classifier and config.peft.lora:
-            raise ValueError("--rora-classifier trains its encoder in full; LoRA (--lora) applies to the seq2seq models only")
-
-
 def classifier_of(config: RunSettings) -> str | None:
     """``--rora-classifier``: the encoder of RoRA's classifier variant, or ``None`` for seq2seq evaluators."""
-    return config.method_settings(RoraRunSettings).rora_classifier
+    return config.method_settings(RoRASettings).rora_classifier
 
 
-def rora_settings(config: RunSettings) -> RoRASettings:
-    """The run's :class:`~larev_hf.rora.RoRASettings` (threshold and λ from the config, the rest RoRA's defaults)."""
-    from larev_hf.rora import DetectorSettings, RoRASettings
-
-    rora = config.method_settings(RoraRunSettings)
-    lambda_irm = rora.rora_lambda_irm
-    if rora.rora_classifier and "rora_lambda_irm" in config.model.backbone_defaults:  # the classifier's kind decides
-        lambda_irm = None
-    return RoRASettings(detector=DetectorSettings(threshold=rora.rora_threshold, top_k=rora.rora_top_k,
-                                                  seed=config.training.seed),
-                        lambda_irm=lambda_irm).resolved(rora.rora_classifier or config.model.backbone)
+def phi_values(config: RunSettings) -> dict[str, Any]:
+    """Φ's IRMv1 weight and groups per batch in this run: what the run left to the backbone, the evaluators'
+    backbone decides (the classifier's encoder with ``--rora-classifier``)."""
+    return phi_irm_values(config.given("rora_lambda_irm"), classifier_of(config) or config.model.backbone)
 
 
 def classifier_train_settings(config: RunSettings, progress: bool = True) -> TrainSettings:
@@ -100,8 +48,8 @@ def _detector(context: RunContext) -> None:
     """Φ_small on r → y and its IG attributions averaged per n-gram over the training split (RoRA §3.1)."""
     from larev_hf.rora import LeakageDetector
 
-    detector = LeakageDetector.fit(context.split_records("train"), rora_settings(context.config).detector,
-                                   progress=context.progress)
+    settings = context.config.method_settings(RoRASettings).detector_settings(context.config.training.seed)
+    detector = LeakageDetector.fit(context.split_records("train"), settings, progress=context.progress)
     detector.save(context.path("rora", "detector"))
     write_json(context.path("rora", "detector_summary.json"), {**detector.history, "top_ngrams": detector.top_ngrams(25)})
 
@@ -138,7 +86,7 @@ def _infiller(context: RunContext) -> None:
     cfg = context.config
     tokenizer = AutoTokenizer.from_pretrained(context.path("tokenizer"))  # a copy: the sentinels are the infiller's own
     model = build_infiller(cfg.model.backbone, tokenizer, seed=cfg.training.seed)
-    settings = replace(cfg.train_settings(context.progress), max_label_length=rora_settings(cfg).infiller_max_length)
+    settings = replace(cfg.train_settings(context.progress), max_label_length=INFILLER_MAX_LENGTH)
     train_infiller(model, tokenizer, context.split_records("train"), _masked_rationales(context),
                    context.path("models", "rora_infiller"), settings)
 
@@ -147,12 +95,12 @@ def _counterfactuals(context: RunContext) -> None:
     """D^e for every candidate label e: greedy infilling of each training rationale's masked spans (RoRA §3.2)."""
     from larev_hf.modeling import load_evaluator
     from larev_hf.rora import generate_counterfactuals, save_counterfactuals
+    from larev_hf.rora.settings import GENERATION_BATCH_SIZE, MAX_NEW_TOKENS
 
-    settings = rora_settings(context.config)
     model, tokenizer = load_evaluator(context.path("models", "rora_infiller"))
     counterfactuals, stats = generate_counterfactuals(
         model, tokenizer, context.split_records("train"), _masked_rationales(context),
-        batch_size=settings.generation_batch_size, max_new_tokens=settings.max_new_tokens, progress=context.progress)
+        batch_size=GENERATION_BATCH_SIZE, max_new_tokens=MAX_NEW_TOKENS, progress=context.progress)
     save_counterfactuals(context.path("rora", "counterfactuals_train.jsonl"), counterfactuals)
     write_json(context.path("rora", "counterfactuals_summary.json"), stats)
 
@@ -175,38 +123,36 @@ def _train_classifier(context: RunContext, name: str, counterfactuals=None, lamb
 
 def _phi(context: RunContext) -> None:
     """Φ on the union of the D^e with the per-environment IRMv1 penalty (RoRA eq. 7; the classifier variant: eq. 6)."""
-    from larev_hf.modeling.backbones import build_model
-    from larev_hf.rora import counterfactual_dataset, load_counterfactuals, train_phi
+    from larev_hf.modeling.backbones import fresh_model
+    from larev_hf.rora import RoRAConfig, counterfactual_dataset, load_counterfactuals, train_phi
 
-    cfg, settings = context.config, rora_settings(context.config)
+    cfg, values = context.config, phi_values(context.config)
     counterfactuals = load_counterfactuals(context.path("rora", "counterfactuals_train.jsonl"))
     if classifier_of(cfg):
-        _train_classifier(context, "rora_phi", counterfactuals, settings.lambda_irm, settings.groups_per_batch)
+        _train_classifier(context, "rora_phi", counterfactuals, **values)
     else:
         train_settings = cfg.train_settings(context.progress)
         dataset = counterfactual_dataset(context.split_records("train"), counterfactuals, context.tokenizer(),
                                          train_settings.max_input_length, train_settings.max_label_length)
-        train_phi(build_model(cfg.model.backbone, context.tokenizer(), seed=cfg.training.seed), context.tokenizer(),
-                  dataset, context.path("models", "rora_phi"), train_settings, settings.lambda_irm, settings.groups_per_batch,
-                  settings.normalization, settings.penalty_warmup_ratio)
+        train_phi(fresh_model(context), context.tokenizer(), dataset, context.path("models", "rora_phi"), train_settings,
+                  **values)
     write_json(context.path("models", "rora_phi", "rora_weights.json"), {
-        "lambda_irm": settings.lambda_irm, "groups_per_batch": settings.groups_per_batch,
-        "normalization": settings.normalization, "penalty_warmup_ratio": settings.penalty_warmup_ratio,
+        **values, "normalization": RoRAConfig.normalization, "penalty_warmup_ratio": RoRAConfig.penalty_warmup_ratio,
         "classifier": classifier_of(cfg),
     })
 
 
 def _theta(context: RunContext) -> None:
     """Θ on x with an empty rationale (RoRA eq. 8)."""
-    from larev_hf.modeling.backbones import build_model
+    from larev_hf.modeling.backbones import fresh_model
     from larev_hf.rora import train_theta
 
     cfg = context.config
     if classifier_of(cfg):
         _train_classifier(context, "rora_theta")
         return
-    train_theta(build_model(cfg.model.backbone, context.tokenizer(), seed=cfg.training.seed), context.tokenizer(),
-                context.split_records("train"), context.path("models", "rora_theta"), cfg.train_settings(context.progress))
+    train_theta(fresh_model(context), context.tokenizer(), context.split_records("train"),
+                context.path("models", "rora_theta"), cfg.train_settings(context.progress))
 
 
 class RoRABundleScorer:
@@ -238,7 +184,7 @@ class RoRA(Method):
     roles = {"baseline": "rora_theta", "rationale": "rora_phi"}
     model_titles = {"baseline": "Θ (x → y)", "rationale": "Φ (x, r → y, IRM across counterfactual rationales)"}
     reads_input = True
-    settings_class = RoraRunSettings
+    settings_class = RoRASettings
 
     def stages(self, config: RunSettings) -> list[Stage]:
         return [Stage("rora_detector", _detector), Stage("rora_masked", _masked), Stage("rora_infiller", _infiller),

@@ -17,12 +17,11 @@ from larev_hf.scores.simulatability import las_contributions, rq_scores, summari
 
 def _train_simulators(context: RunContext) -> None:
     """One simulator on (x, r), x alone and r alone → the gold label (Hase et al., 2020; Wiegreffe et al., 2021)."""
-    from larev_hf.modeling.backbones import build_model
+    from larev_hf.modeling.backbones import fresh_model
     from larev_hf.training.simulator import train_simulator
 
-    cfg = context.config
-    train_simulator(build_model(cfg.model.backbone, context.tokenizer(), seed=cfg.training.seed), context.tokenizer(),
-                    context.split_records("train"), context.path("models", "simulator"), cfg.train_settings(context.progress))
+    train_simulator(fresh_model(context), context.tokenizer(), context.split_records("train"),
+                    context.path("models", "simulator"), context.config.train_settings(context.progress))
 
 
 SIMULATORS = Stage("simulators", _train_simulators)

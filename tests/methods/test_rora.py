@@ -41,9 +41,15 @@ def test_classifier_variant_settings_are_checked():
         RunConfig(method="rev", rora_classifier="minilm")
     with pytest.raises(ValueError, match="trains its encoder in full"):
         RunConfig(method="rora", rora_classifier="minilm", lora=True)
-    from larev_hf.methods.rora import classifier_train_settings, rora_settings
+    from larev_hf.methods.rora import classifier_train_settings, phi_values
+    from larev_hf.rora import RoRASettings
 
     config = RunConfig(method="all", rora_classifier="minilm", learning_rate=1e-3)
     assert classifier_train_settings(config).learning_rate == 3e-5
-    settings = rora_settings(RunConfig(method="rora", rora_top_k=3, rora_threshold="auto")).detector
-    assert (settings.top_k, settings.threshold) == (3, "auto")
+    # λ left to the backbone: the classifier's (pretrained) encoder decides, not the run's random-init preset
+    assert phi_values(config) == {"lambda_irm": 10.0, "groups_per_batch": 32}
+    assert phi_values(RunConfig(method="rora"))["lambda_irm"] == 1.0
+    assert phi_values(RunConfig(method="all", rora_classifier="minilm", rora_lambda_irm=2.0))["lambda_irm"] == 2.0
+    rora = RunConfig(method="rora", rora_top_k=3, rora_threshold="auto", seed=4).method_settings(RoRASettings)
+    settings = rora.detector_settings(seed=4)
+    assert (settings.top_k, settings.threshold, settings.seed) == (3, "auto", 4)

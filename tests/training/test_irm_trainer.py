@@ -225,3 +225,15 @@ def test_environment_dataset_reads_rationale_side_environments_with_the_original
                 fmt.rationale_input("the garage holds spice .", "it is the kitchen .")]
     assert dataset["input_ids"] == tiny_tokenizer(expected, truncation=True, max_length=256)["input_ids"]
     assert dataset["environment"] == [0, 1, 2, 3, 4] and dataset["group_id"] == [0] * 5
+
+
+def test_irm_loss_parts_is_the_one_objective_of_every_irm_loss() -> None:
+    from larev_hf.training import irm_loss_parts
+
+    risks, penalty = {0: torch.tensor(1.0), 1: torch.tensor(3.0)}, torch.tensor(0.5)
+    mean = irm_loss_parts(risks, penalty, lambda_irm=2.0)  # LAREV and the choice classifiers: ERM = mean risk
+    assert (mean.loss.item(), mean.erm_loss.item(), mean.probe_loss.item()) == (3.0, 2.0, 0.0)
+    summed = irm_loss_parts(risks, penalty, lambda_irm=2.0, erm_reduction="sum")  # RoRA eq. 6-7: the sum
+    assert (summed.loss.item(), summed.erm_loss.item()) == (5.0, 4.0)
+    probe = irm_loss_parts(risks, penalty, 2.0, probe_loss=torch.tensor(4.0), lambda_probe=0.25)  # − λ_probe L_probe
+    assert (probe.loss.item(), probe.probe_loss.item(), probe.environment_losses) == (2.0, 4.0, risks)

@@ -99,8 +99,8 @@ def test_lora_run_trains_adapters_for_every_model_and_reports(tmp_path):
     # a preset's random input embeddings train alongside by default; the probe's only on the decoder side
     assert read_json(tmp_path / "models" / "phi_la" / "adapter_config.json")["modules_to_save"] == ["embed_tokens"]
     assert read_json(tmp_path / "models" / "probe" / "adapter_config.json")["modules_to_save"] == ["decoder.embed_tokens"]
-    assert RunConfig(lora=True, lora_modules_to_save=[]).lora_settings().modules_to_save is None
-    assert RunConfig(lora=True, backbone="t5-large").lora_settings().modules_to_save is None
+    assert RunConfig(lora=True, lora_modules_to_save=[]).train_settings().lora.modules_to_save is None
+    assert RunConfig(lora=True, backbone="t5-large").train_settings().lora.modules_to_save is None
     with pytest.raises(ValueError, match="lora"):  # LoRA changes every trained model: no silent resume without it
         Run(config.replace(lora=False), tmp_path, progress=False).execute()
 

@@ -1,0 +1,74 @@
+"""RoRA's settings, importable without torch (the CLI builds ``--rora-*`` from them): one dataclass for the run's flags
+and :func:`~larev_hf.rora.fit_rora` alike."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import Any
+
+from larev_hf.defaults import RORA_THRESHOLD, RORA_TOP_K
+from larev_hf.modeling.presets import backbone_default
+from larev_hf.training.settings import IRMArguments, trainer_field
+
+#: The stages that train RoRA's evaluators: what the choice of evaluator (and its IRM weight) changes; the detector,
+#: the infiller and the counterfactual rationales stay.
+RORA_EVALUATOR_STAGES = ("rora_phi", "rora_theta")
+#: The infiller: the longest span target (tokens) it learns; greedy infilling's batch size and longest fill.
+INFILLER_MAX_LENGTH = 128
+GENERATION_BATCH_SIZE = 32
+MAX_NEW_TOKENS = 64
+
+
+def rora_threshold_type(text: str) -> float | str:
+    """argparse type of ``--rora-threshold``: a number, or ``"auto"`` (RoRA appendix C.2's tuning rule)."""
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+
+
+@dataclass
+class RoRASettings:
+    """RoRA's settings (RoRA §3, appendix C.2): the leakage detector's threshold and top-k fallback, Φ's IRMv1 weight
+    (a field of its trainer's config, :class:`~larev_hf.rora.RoRAConfig`) and the classifier variant (§4.1). The rest
+    of the detector is :class:`~larev_hf.rora.DetectorSettings`, the rest of Φ's training its config."""
+
+    rora_threshold: float | str = field(default=RORA_THRESHOLD, metadata={
+        "help": "global attribution above which an n-gram leaks (more than 8 above: all masked, else the top 2); "
+                "'auto': RoRA's tuning rule (appendix C.2), the largest value at which most training rationales get "
+                "more than the top 2 masked", "type": rora_threshold_type})
+    rora_top_k: int = field(default=RORA_TOP_K, metadata={
+        "help": "n-grams masked per rationale when no more than 8 exceed the threshold (RoRA's top-k fallback); 3 "
+                "covers 'yes', 'is yes' and 'yes .' so every label's mask has the same shape"})
+    rora_lambda_irm: float | None = trainer_field(IRMArguments, "lambda_irm", default=None,
+                                                  stages=RORA_EVALUATOR_STAGES)
+    rora_classifier: str | None = field(default=None, metadata={
+        "help": "RoRA's classifier variant (§4.1): Φ and Θ are this pretrained encoder with a classification head "
+                "('minilm' = the offline MiniLM-L6, or a checkpoint such as microsoft/deberta-v3-large); default: "
+                "seq2seq evaluators on --backbone", "metavar": "ENCODER", "stages": RORA_EVALUATOR_STAGES})
+
+    def validate(self, config: Any) -> None:
+        """A run's checks: ``rora_classifier`` needs RoRA among the run's methods and full fine-tuning."""
+        if self.rora_classifier and "rora" not in config.methods:
+            raise ValueError(f"--rora-classifier {self.rora_classifier!r} applies to RoRA; add rora to "
+                             f"--method {config.run.method!r}")
+        if self.rora_classifier and config.peft.lora:
+            raise ValueError("--rora-classifier trains its encoder in full; LoRA (--lora) applies to the seq2seq models only")
+
+    def detector_settings(self, seed: int = 0) -> Any:
+        """The leakage detector's :class:`~larev_hf.rora.DetectorSettings`: this threshold and top-k, its other
+        defaults."""
+        # imported here: the detector module loads torch, and the CLI imports this one to build its flags
+        from larev_hf.rora.detector import DetectorSettings
+
+        return DetectorSettings(threshold=self.rora_threshold, top_k=self.rora_top_k, seed=seed)
+
+
+def phi_irm_values(lambda_irm: float | None, backbone: str) -> dict[str, Any]:
+    """Φ's IRMv1 weight (``lambda_irm``, else ``backbone``'s ``rora_lambda_irm``) and groups per batch (``backbone``'s
+    ``rora_groups_per_batch``; :data:`~larev_hf.modeling.presets.KIND_DEFAULTS`)."""
+    return {"lambda_irm": backbone_default(backbone, "rora_lambda_irm") if lambda_irm is None else lambda_irm,
+            "groups_per_batch": backbone_default(backbone, "rora_groups_per_batch")}
