@@ -36,7 +36,7 @@ from larev_hf.io import read_json, write_json  # noqa: E402
 #: Stage → the function on the stack of every sample that belongs to it.
 STAGES = {
     "phi_base": "_train_phi_base", "phi": "_train_phi", "ig": "_ig", "environments": "_environments",
-    "probe": "_probe", "phi_la": "train_phi_la", "score": "Run.stage_score",
+    "probe": "_probe", "phi_la": "train_phi_la", "score": "stage_score",
 }
 #: Samples of a waiting helper thread (tqdm's monitor), left out of the shares.
 IDLE = re.compile(r"^TMonitor\.run ")

@@ -189,6 +189,23 @@ def test_until_must_name_a_stage_of_the_run(tmp_path, capsys):
     assert "not a stage of this run" in capsys.readouterr().err
 
 
+def test_each_evaluator_seed_shares_the_data_and_tokenizer_and_keeps_its_own_models(tmp_path):
+    run = Run(RunConfig(method="rev", seed=0, seeds=["0", "2"]), tmp_path, progress=False)
+    own, other = run.seed_views()
+    assert own is run and other.config.training.seed == 2 and other.runner is run.runner
+    assert other.path("data", "test.jsonl") == run.path("data", "test.jsonl") == tmp_path / "data" / "test.jsonl"
+    assert other.path("tokenizer") == tmp_path / "tokenizer"
+    assert run.path("models", "phi") == tmp_path / "models" / "phi"
+    assert other.path("models", "phi") == tmp_path / "seeds" / "seed-2" / "models" / "phi"
+    assert (run.stage_name("phi"), other.stage_name("phi"), other.stage_name("tokenizer")) == \
+        ("phi", "phi@seed2", "tokenizer")
+    assert [name for name, _ in run.stages()] == [
+        "data", "tokenizer", "phi_base", "phi", "phi_base@seed2", "phi@seed2", "score-rev", "score-rev@seed2",
+        "report-rev+seeds0-2"]
+    assert run.unfinished_stages("rev") == ["tokenizer", "phi_base", "phi", "tokenizer", "phi_base@seed2",
+                                            "phi@seed2"]
+
+
 def test_phi_la_settings_may_change_until_a_phi_la_exists(tmp_path):
     from larev_hf.io import write_json
 

@@ -5,8 +5,9 @@
 - :mod:`~larev_hf.frame.run`: ``larev-hf frame`` (:class:`~larev_hf.frame.run.FrameRun`, its settings in
   :mod:`~larev_hf.frame.settings`, torch-free) as stages (:mod:`~larev_hf.frame.stages`): the task models F and their
   variants (:mod:`~larev_hf.frame.variants`), the simulators G and H (:mod:`~larev_hf.frame.simulators`), the axioms'
-  predictions, the library's scores; the report (:mod:`~larev_hf.frame.report`);
-- :mod:`~larev_hf.frame.library`: the library's own metrics through the same axioms.
+  predictions, the library's scores; where each is written (:mod:`~larev_hf.frame.paths`); the report
+  (:mod:`~larev_hf.frame.report`);
+- :mod:`~larev_hf.frame.library`: the library's own metrics (a trained ``--library-run``) through the same axioms.
 
 The task model F and the choice log-probabilities its simulators read with are shared with VARIF
 (:mod:`larev_hf.explain`). Every name loads on first use (:mod:`larev_hf.lazy`).
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 from larev_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and type checkers
+    from larev_hf.frame.library import LibraryRun
     from larev_hf.frame.meta_metrics import (
         AXIOM_META_METRICS,
         NLI_PARAPHRASES,
@@ -30,6 +32,7 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         phi,
         scv,
     )
+    from larev_hf.frame.paths import FramePaths
     from larev_hf.frame.report import plot_axioms, render_frame_markdown, write_frame_report
     from larev_hf.frame.run import RLC_METRICS, FrameRun, frame_main
     from larev_hf.frame.seeds import aggregate_seeds, axiom_nrg, seed_results
@@ -56,6 +59,8 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "variants": ("BASE", "Variant", "rationale_texts", "rationale_types", "train_subset", "variant_plan"),
     "simulators": ("SimulatorPair", "Simulators", "generate_labels", "h_training_rationales"),
     "stages": ("FrameStage", "frame_stages"),
+    "paths": ("FramePaths",),
+    "library": ("LibraryRun",),
     "run": ("FrameRun", "RLC_METRICS", "frame_main"),
     "report": ("plot_axioms", "render_frame_markdown", "write_frame_report"),
 })

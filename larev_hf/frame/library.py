@@ -45,9 +45,11 @@ from larev_hf.frame.meta_metrics import (
     scv_value,
     seed_summary,
 )
-from larev_hf.io import write_jsonl
+from larev_hf.frame.settings import FrameSettings
+from larev_hf.io import read_json, write_jsonl
 from larev_hf.meta.suite import label_baselines
 from larev_hf.methods import get_method
+from larev_hf.pipeline import Run
 from larev_hf.scores.stats import bootstrap_ci
 
 #: The columns of the library metrics' rows in tables 1-3 (FRAME's, with the MAR margin for MAR).
@@ -186,3 +188,64 @@ def aggregate_library(per_seed: Mapping[int, Mapping[str, Any]], titles: Mapping
              for name, note in per_seed[s]["methods"][m]["notes"].items()]
     return {"methods": dict(titles), "units": dict(units), "tables": tables, "nrg": nrg_out, "holds": holds,
             "phi": phi, "notes": notes, "seeds": seeds}
+
+
+class LibraryRun:
+    """The trained ``larev-hf run`` of ``--library-run`` whose metrics FRAME puts through its axioms: the run (loaded
+    once), the methods scored and their columns per evaluator seed, and what its ``library-s<seed>`` stages depend
+    on."""
+
+    def __init__(self, settings: FrameSettings) -> None:
+        self.settings = settings
+        self._run: Run | None = None
+        self._methods: list[str] | None = None
+
+    def run(self) -> Run | None:
+        """The trained ``larev-hf run`` of ``--library-run`` (loaded once), or None."""
+        if self.settings.library_run is None:
+            return None
+        if self._run is None:
+            self._run = Run.load(self.settings.library_run, progress=False)
+        return self._run
+
+    def methods(self) -> list[str]:
+        """The library metrics put through the axioms: ``--library-methods`` or every method the run has trained
+        that has a pointwise score (none without ``--library-run``)."""
+        if self._methods is not None:
+            return self._methods
+        run = self.run()
+        if run is None:
+            if self.settings.library_methods:
+                raise ValueError("--library-methods needs --library-run (a trained `larev-hf run` directory)")
+            return []
+        if run.config.data.dataset != self.settings.dataset:
+            raise ValueError(f"--library-run: {run.dir} is a {run.config.data.dataset!r} run; expected {self.settings.dataset!r}")
+        names = list(self.settings.library_methods) or [m for m in run.config.methods if not run.unfinished_stages(m)]
+        for name in names:
+            get_method(name)  # an unknown name raises, listing the known ones
+            if missing := run.unfinished_stages(name):  # in every evaluator seed of a multi-seed run
+                raise ValueError(f"--library-methods: {name!r}'s stages {missing} have not finished in {run.dir}")
+        self._methods = names
+        return names
+
+    def columns(self) -> list[tuple[str, str, Any]]:
+        """``(column, method, view)`` for each library metric and evaluator seed of a multi-seed ``--library-run``
+        (each seed's evaluators give their own column, so a result can be told from one seed's luck): the run's own
+        seed keeps the method's name, another seed's column is ``<method>@seed<k>`` (as in
+        ``larev-hf human``); a method without trained models is one column."""
+        run = self.run()
+        if run is None:
+            return []
+        return [(name if view is run else f"{name}@seed{view.config.training.seed}", name, view)
+                for name in self.methods() for view in run.scoring_views(name)]
+
+    def inputs(self) -> dict[str, Any] | None:
+        """What the ``library-s<seed>`` stages read of the run: its directory, the methods and the markers of their
+        trained models (retraining one rescores); None without ``--library-run``."""
+        run = self.run()
+        if run is None:
+            return None
+        methods = self.methods()
+        markers = {m: [read_json(run.runner.marker(view.stage_name(stage.name))) for view in run.scoring_views(m)
+                       for stage in get_method(m).stages(view.config)] for m in methods}
+        return {"run": str(run.dir.resolve()), "methods": methods, "markers": markers}

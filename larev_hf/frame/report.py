@@ -239,13 +239,13 @@ def seed_report(run: Any, seed: int) -> dict[str, Any]:
     """One finished seed's results (also written to ``results/seed<s>.json``)."""
     variants, factors = run.plan()
     s = run.settings
-    evaluations = {metric: {v.name: [row for _, row in read_jsonl(run.evaluation_path(metric, v.name, seed))]
+    evaluations = {metric: {v.name: [row for _, row in read_jsonl(run.paths.evaluation_path(metric, v.name, seed))]
                             for v in variants} for metric in s.metrics}
     results = seed_results(evaluations, factors, s.axioms, s.scv_denominator, s.n_boot, seed)
     results["seed"] = seed
     results["task_model"] = {}
     for v in variants:
-        training = read_json(run.task_dir(v.name, seed) / "training.json")
+        training = read_json(run.paths.task_dir(v.name, seed) / "training.json")
         results["task_model"][v.name] = {key: training[key] for key in (
             "backbone", "train_share", "noise_share", "n_trained", "train_accuracy", "test_accuracy", "repaired")}
         results["task_model"][v.name]["n_flipped"] = len(training["flipped_ids"])
@@ -263,19 +263,19 @@ def library_report(run: Any, seeds: Sequence[int]) -> dict[str, Any]:
 
     s = run.settings
     variants, factors = run.plan()
-    columns = [(column, method) for column, method, _ in run.library_columns()]
+    columns = [(column, method) for column, method, _ in run.library.columns()]
     units = {column: get_method(method).unit for column, method in columns}
     titles = {column: get_method(method).title + ("" if column == method else f" ({column.partition('@')[2]})")
               for column, method in columns}
     per_seed = {}
     for seed in seeds:
-        rows = {c: {v.name: [row for _, row in read_jsonl(run.library_path(c, v.name, seed))] for v in variants}
+        rows = {c: {v.name: [row for _, row in read_jsonl(run.paths.library_path(c, v.name, seed))] for v in variants}
                 for c, _ in columns}
         per_seed[seed] = library_seed_results(rows, units, factors, s.axioms, s.scv_denominator, s.n_boot, seed)
         write_json(run.dir / "results" / f"library_seed{seed}.json", per_seed[seed])
     report = aggregate_library(per_seed, titles, units, s.axioms)
-    report["run"] = str(run.library_run().dir)
-    report["backbone"] = run.library_run().config.model.backbone
+    report["run"] = str(run.library.run().dir)
+    report["backbone"] = run.library.run().config.model.backbone
     return report
 
 

@@ -23,7 +23,8 @@ The four RLC metrics (§3.3, :data:`RLC_METRICS`):
 
 Stages (each with a marker; a rerun resumes, :class:`~larev_hf.runner.StageRunner`; each a function of the run in
 :mod:`larev_hf.frame.stages`, the simulators in :mod:`larev_hf.frame.simulators`, F's variants and the rationale
-texts in :mod:`larev_hf.frame.variants`):
+texts in :mod:`larev_hf.frame.variants`, where each is written in :mod:`larev_hf.frame.paths`, the library metrics of
+``--library-run`` in :mod:`larev_hf.frame.library`):
 
 1. ``data``: the train and test records (``data/{train,test}.jsonl``);
 2. per seed s, per variant v of F (``base`` = the default F; axiom 3 adds ``train<pct>``, ``noise<pct>`` and
@@ -55,27 +56,27 @@ accuracy, an empty subpopulation) is left out of that axiom's NRG, and the repor
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from collections.abc import Sequence
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from larev_hf.data.sources import source_files
 from larev_hf.explain.run_dir import DatasetRunDirectory
 from larev_hf.explain.task_model import SelfRationalizer
+from larev_hf.frame.library import LibraryRun
 from larev_hf.frame.meta_metrics import METRIC_NAMES
+from larev_hf.frame.paths import FramePaths
 from larev_hf.frame.report import fmt, write_frame_report
 from larev_hf.frame.settings import FRAME_METRICS, FrameSettings
 from larev_hf.frame.simulators import SimulatorPair, check_h_rationales
 from larev_hf.frame.stages import frame_stages
 from larev_hf.frame.variants import BASE, Variant, rationale_texts, rationale_types, variant_plan
-from larev_hf.io import file_sha256, read_json, read_jsonl
-from larev_hf.methods import get_method
+from larev_hf.io import file_sha256, read_jsonl
 from larev_hf.methods.settings import field_values
 from larev_hf.modeling import check_backbone
 from larev_hf.modeling.presets import is_pretrained
-from larev_hf.pipeline import Run
 from larev_hf.training import TrainSettings
 
 logger = logging.getLogger(__name__)
@@ -85,10 +86,17 @@ RLC_METRICS: tuple[str, ...] = FRAME_METRICS
 
 
 class FrameRun(DatasetRunDirectory):
-    """One FRAME meta-evaluation (see the module docstring)."""
+    """One FRAME meta-evaluation (see the module docstring): its settings and checks, what its stages read and its
+    stage list; where it keeps things is :attr:`paths` (:class:`~larev_hf.frame.paths.FramePaths`), the library
+    metrics of ``--library-run`` :attr:`library` (:class:`~larev_hf.frame.library.LibraryRun`)."""
 
     settings: FrameSettings
     config_name = "frame_config.json"
+
+    def __init__(self, settings: FrameSettings, output_dir: str | os.PathLike, progress: bool = True) -> None:
+        super().__init__(settings, output_dir, progress)
+        self.paths = FramePaths(self.dir)
+        self.library = LibraryRun(settings)
 
     # ------------------------------------------------------------------ inputs
     def check(self) -> None:
@@ -117,7 +125,7 @@ class FrameRun(DatasetRunDirectory):
                                      f" got {getattr(s, name)}")
             if not s.capacity_backbones or len(set(s.capacity_backbones)) != len(s.capacity_backbones):
                 raise ValueError(f"--capacity-backbones: expected distinct backbones, got {s.capacity_backbones}")
-        self.library_methods()  # a missing run or an unfinished method raises naming --library-run/--library-methods
+        self.library.methods()  # a missing run or an unfinished method raises naming --library-run/--library-methods
         backbones = {s.task_backbone, *(s.capacity_backbones if "3" in s.axioms else [])}
         if {"gh_gold", "gh_pred"} & set(s.metrics):
             backbones.add(s.pretrained_simulator)
@@ -147,73 +155,15 @@ class FrameRun(DatasetRunDirectory):
     def simulator_backbone(self, metric: str) -> str:
         return self.settings.scratch_simulator if metric == "np_gh_pred" else self.settings.pretrained_simulator
 
-    def library_run(self) -> Any:
-        """The trained ``larev-hf run`` of ``--library-run`` (loaded once), or None."""
-        if self.settings.library_run is None:
-            return None
-        if "library_run" not in self._cache:
-            self._cache["library_run"] = Run.load(self.settings.library_run, progress=False)
-        return self._cache["library_run"]
-
-    def library_methods(self) -> list[str]:
-        """The library metrics put through the axioms: ``--library-methods`` or every method the run has trained
-        that has a pointwise score (none without ``--library-run``)."""
-        if "library_methods" in self._cache:
-            return self._cache["library_methods"]
-
-        run = self.library_run()
-        if run is None:
-            if self.settings.library_methods:
-                raise ValueError("--library-methods needs --library-run (a trained `larev-hf run` directory)")
-            return []
-        if run.config.data.dataset != self.settings.dataset:
-            raise ValueError(f"--library-run: {run.dir} is a {run.config.data.dataset!r} run; expected {self.settings.dataset!r}")
-        names = list(self.settings.library_methods) or [m for m in run.config.methods if not run.unfinished_stages(m)]
-        for name in names:
-            get_method(name)  # an unknown name raises, listing the known ones
-            if missing := run.unfinished_stages(name):  # in every evaluator seed of a multi-seed run
-                raise ValueError(f"--library-methods: {name!r}'s stages {missing} have not finished in {run.dir}")
-        self._cache["library_methods"] = names
-        return names
-
-    def library_columns(self) -> list[tuple[str, str, Any]]:
-        """``(column, method, view)`` for each library metric and evaluator seed of a multi-seed ``--library-run``
-        (each seed's evaluators give their own column, so a result can be told from one seed's luck): the run's own
-        seed keeps the method's name, another seed's column is ``<method>@seed<k>`` (as in
-        ``larev-hf human``); a method without trained models is one column."""
-        run = self.library_run()
-        if run is None:
-            return []
-        return [(name if view is run else f"{name}@seed{view.config.training.seed}", name, view)
-                for name in self.library_methods() for view in run.scoring_views(name)]
-
-    # ------------------------------------------------------------------ paths
-    def task_dir(self, variant: str, seed: int) -> Path:
-        """F's labels, rationales and training record of one variant and seed."""
-        return self.dir / "task_model" / f"{variant}-s{seed}"
-
-    def task_model_dir(self, variant: str, seed: int) -> Path:
-        return self.dir / "models" / "F" / f"{variant}-s{seed}"
-
-    def simulator_dir(self, metric: str, variant: str, seed: int) -> Path:
-        """G and H of ``metric`` for F's ``variant`` (GH-GOLD's: always ``base``)."""
-        return self.dir / "models" / "GH" / metric / f"{BASE if metric == 'gh_gold' else variant}-s{seed}"
-
-    def evaluation_path(self, metric: str, variant: str, seed: int) -> Path:
-        return self.dir / "evaluations" / f"s{seed}" / f"{metric}-{variant}.jsonl"
-
-    def library_path(self, method: str, variant: str, seed: int) -> Path:
-        return self.dir / "library" / f"s{seed}" / f"{method}-{variant}.jsonl"
-
-    def task_predictions(self, variant: str, seed: int, split: str = "test") -> list[dict[str, Any]]:
-        return [row for _, row in read_jsonl(self.task_dir(variant, seed) / f"{split}.jsonl")]
-
     # ------------------------------------------------------------------ what the stages read
+    def task_predictions(self, variant: str, seed: int, split: str = "test") -> list[dict[str, Any]]:
+        return [row for _, row in read_jsonl(self.paths.task_dir(variant, seed) / f"{split}.jsonl")]
+
     def simulator_pair(self, metric: str, variant: str, seed: int) -> SimulatorPair:
         if metric == "f_gold":
-            return SimulatorPair.of_task_model(SelfRationalizer.load(self.task_model_dir(variant, seed)),
+            return SimulatorPair.of_task_model(SelfRationalizer.load(self.paths.task_model_dir(variant, seed)),
                                                label_decoding=self.label_decoding())
-        return SimulatorPair.load(metric, self.simulator_dir(metric, variant, seed))
+        return SimulatorPair.load(metric, self.paths.simulator_dir(metric, variant, seed))
 
     def base_rationales(self, seed: int) -> dict[str, list[str]]:
         """Every rationale the axioms need for the default F of ``seed``, per type (the simulators' and the library
@@ -243,13 +193,9 @@ class FrameRun(DatasetRunDirectory):
         s = self.settings
         files = source_files(s.dataset, s.data_dir, ("train", "test"))
         out: dict[str, Any] = {"data": {split: file_sha256(p) if p else None for split, p in files.items()}}
-        if (run := self.library_run()) is not None:  # the library run's trained models: retraining one rescores
-
-            methods = self.library_methods()
-            markers = {m: [read_json(run.runner.marker(view.stage_name(stage.name))) for view in run.scoring_views(m)
-                           for stage in get_method(m).stages(view.config)] for m in methods}
+        if (library := self.library.inputs()) is not None:  # the library run's trained models: retraining one rescores
             for name in self.independent_stages():
-                out[name] = {"run": str(run.dir.resolve()), "methods": methods, "markers": markers}
+                out[name] = library
         return out
 
     def write_report(self) -> dict[str, Any]:

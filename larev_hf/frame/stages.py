@@ -43,7 +43,7 @@ def train_task_model(run: Any, variant: Variant, seed: int) -> None:
     if variant.noise_share > 0:
         labels, flipped = noisy_labels(labels, [r["choices"] for r in subset], variant.noise_share,
                                        example_rng(seed, variant.name, "frame-noise"))
-    model = SelfRationalizer.train(subset, run.task_model_dir(variant.name, seed), backbone=variant.backbone,
+    model = SelfRationalizer.train(subset, run.paths.task_model_dir(variant.name, seed), backbone=variant.backbone,
                                    settings=run.train_settings(variant.backbone, seed), labels=labels, seed=seed)
     decoding = run.label_decoding()
     train_labels, train_repaired = generate_labels(model.model, model.tokenizer, [task_text(r) for r in train], train,
@@ -56,7 +56,7 @@ def train_task_model(run: Any, variant: Variant, seed: int) -> None:
                                                 label_decoding=decoding)
         predictions = [{"label": label, "rationale": ""} for label in test_labels]
         test_repaired = sum(repaired)
-    out = run.task_dir(variant.name, seed)
+    out = run.paths.task_dir(variant.name, seed)
     write_jsonl(out / "train.jsonl", [{"id": r["id"], "label": y, "gold": r["label"]}
                                       for r, y in zip(train, train_labels, strict=True)])
     write_jsonl(out / "test.jsonl", [{"id": r["id"], "label": p["label"], "rationale": p["rationale"],
@@ -78,10 +78,10 @@ def train_simulators(run: Any, metric: str, variant: str, seed: int) -> None:
     else:
         rows = run.task_predictions(variant, seed, "train")
         if [row["id"] for row in rows] != [r["id"] for r in train]:
-            raise RuntimeError(f"{run.task_dir(variant, seed)}/train.jsonl does not match data/train.jsonl")
+            raise RuntimeError(f"{run.paths.task_dir(variant, seed)}/train.jsonl does not match data/train.jsonl")
         targets = [row["label"] for row in rows]
     backbone = run.simulator_backbone(metric)
-    SimulatorPair.train(metric, train, run.simulator_dir(metric, variant, seed), targets, backbone,
+    SimulatorPair.train(metric, train, run.paths.simulator_dir(metric, variant, seed), targets, backbone,
                         run.train_settings(backbone, seed), seed, run.settings.h_rationales)
 
 
@@ -95,11 +95,11 @@ def predict_axioms(run: Any, seed: int) -> None:
     for variant in variants:
         predictions = run.task_predictions(variant.name, seed)
         if [p["id"] for p in predictions] != [r["id"] for r in test]:
-            raise RuntimeError(f"{run.task_dir(variant.name, seed)}/test.jsonl does not match data/test.jsonl")
+            raise RuntimeError(f"{run.paths.task_dir(variant.name, seed)}/test.jsonl does not match data/test.jsonl")
         targets = [p["label"] for p in predictions]
         texts = rationales if variant.name == BASE else {"y_hat": targets}
         for metric in run.settings.metrics:
-            path = run.evaluation_path(metric, variant.name, seed)
+            path = run.paths.evaluation_path(metric, variant.name, seed)
             if path.is_file():
                 continue
             pair = run.simulator_pair(metric, variant.name, seed)
@@ -124,7 +124,7 @@ def score_library(run: Any, seed: int) -> None:
     variant as the labels scored (:mod:`larev_hf.frame.library`)."""
     from larev_hf.data import baseline_builder_from_spec
 
-    library, columns = run.library_run(), run.library_columns()
+    library, columns = run.library.run(), run.library.columns()
     builder = baseline_builder_from_spec(library.config.data.baseline_builder, library.config.training.seed)
     test, run_records = run.records("test"), library.split_records("test")
     ids = [r["id"] for r in test]
@@ -141,7 +141,7 @@ def score_library(run: Any, seed: int) -> None:
         for view, mine in by_seed.values():
             score_library_variant(view, [method for _, method in mine], records,
                                   rationales if variant.name == BASE else {"y_hat": targets},
-                                  {method: run.library_path(column, variant.name, seed) for column, method in mine})
+                                  {method: run.paths.library_path(column, variant.name, seed) for column, method in mine})
 
 
 def frame_stages(run: Any) -> list[FrameStage]:
@@ -153,14 +153,14 @@ def frame_stages(run: Any) -> list[FrameStage]:
     for seed in run.settings.seed_values():
         for variant in variants:
             stages.append(FrameStage(f"F-{variant.name}-s{seed}", partial(train_task_model, variant=variant, seed=seed),
-                                     (run.task_model_dir(variant.name, seed), run.task_dir(variant.name, seed))))
+                                     (run.paths.task_model_dir(variant.name, seed), run.paths.task_dir(variant.name, seed))))
         for metric in run.settings.metrics:
             if metric == "f_gold":
                 continue
             for variant in variants if metric != "gh_gold" else variants[:1]:
                 stages.append(FrameStage(f"GH-{metric}-{variant.name}-s{seed}",
                                          partial(train_simulators, metric=metric, variant=variant.name, seed=seed),
-                                         (run.simulator_dir(metric, variant.name, seed),)))
+                                         (run.paths.simulator_dir(metric, variant.name, seed),)))
         stages.append(FrameStage(f"axioms-s{seed}", partial(predict_axioms, seed=seed),
                                  (run.dir / "evaluations" / f"s{seed}", run.dir / "results" / f"seed{seed}.json")))
         if run.settings.library_run is not None:

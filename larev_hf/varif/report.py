@@ -1,20 +1,22 @@
 """VARIF's report, from the per-example scores of a ``larev-hf varif`` run (:class:`~larev_hf.varif.run.VarifRun`):
 the per-method means with bootstrap intervals, the (R, Ĩ) frontier and its hypervolume, the proposal's
 hypotheses H1, H2 and H5 checked with numbers (``papers/varif-proposal.md`` §6), the markdown and the frontier
-plot. The summaries import numpy only."""
+plot, written by :func:`write_varif_report`. The summaries import numpy only."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
+from larev_hf.io import read_json, read_jsonl, write_json, write_text
 from larev_hf.report import markdown_table, save_figure
 from larev_hf.scores.stats import bootstrap_ci
 from larev_hf.varif.measures import hypervolume_2d, pareto_front, transform_informativeness, varif_scores
-from larev_hf.varif.settings import VarifSettings
+from larev_hf.varif.settings import VarifSettings, generator_name
 
 #: The methods VARIF §6 H5 orders, best first; the last group ties ({A, B, C}).
 H5_ORDER = ("gold", "self_rationalizer", "pseudo_specific")
@@ -215,3 +217,24 @@ def plot_frontier(report: Mapping[str, Any], path: str | os.PathLike) -> None:
     ax.set_title(f"VARIF frontier — {report.get('dataset', '')}")
     fig.tight_layout()
     save_figure(fig, path)
+
+
+def write_varif_report(run: Any) -> dict[str, Any]:
+    """The report of a VARIF run (:class:`~larev_hf.varif.run.VarifRun`) over every generator's per-example scores
+    (``varif_report.json``, ``varif_report.md``, ``frontier.png``), rebuilt on every call; returns the report."""
+    report = summarize_varif(
+        {generator_name(spec): [row for _, row in read_jsonl(run.dir / "scores" / f"{generator_name(spec)}.jsonl")]
+         for spec in run.settings.generators},
+        [row for _, row in read_jsonl(run.dir / "base.jsonl")], run.settings)
+    report["dataset"] = run.settings.dataset
+    report["settings"] = asdict(run.settings)
+    report["perturbations"] = read_json(run.dir / "perturb_stats.json")
+    nli_metrics = run.dir / "models" / "nli" / "nli_metrics.json"
+    report["nli_judge"] = {"model": run.settings.nli_model or "MiniLM-L6 cross-encoder trained in the run",
+                           **(read_json(nli_metrics) if nli_metrics.is_file() else {})}
+    markers = run.runner.markers()
+    report["stage_seconds"] = {name: markers[name]["seconds"] for name, _ in run.stages() if name in markers}
+    write_json(run.dir / "varif_report.json", report)
+    write_text(run.dir / "varif_report.md", render_varif_markdown(report))
+    plot_frontier(report, run.dir / "frontier.png")
+    return report

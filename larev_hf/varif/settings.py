@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from larev_hf.defaults import IG_STEPS, LCIG_IG_LABELS, LCIG_MASK_SHARE, LCIG_MAX_MASKED, N_BOOT
 from larev_hf.methods.settings import comma_list, help_field
@@ -59,3 +61,16 @@ class VarifSettings:
                                             report_only=True)
     seed: int = help_field(0, "seed of training, template draws, perturbations and the M other inputs")
     n_boot: int = help_field(N_BOOT, "bootstrap replicates of the 95%% intervals", report_only=True)
+
+
+def generator_name(spec: str) -> str:
+    """The stage/file name of a generator spec (a ``--generators`` entry): ``NAME=...`` → NAME, ``hf:org/model`` →
+    ``hf-model``, ``tfidf:3`` → ``tfidf3``, else the spec."""
+    name, sep, rest = spec.partition("=")
+    if sep:
+        return name.strip()
+    if spec.startswith("hf:"):
+        return "hf-" + Path(spec[3:].rstrip("/")).name
+    if spec.startswith("jsonl:"):
+        return Path(spec[6:]).stem
+    return re.sub(r"[^\w-]", "", spec.replace(":", ""))

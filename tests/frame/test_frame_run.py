@@ -181,14 +181,14 @@ def test_contrastive_perturbation_never_returns_the_label_on_real_records(data_d
 def test_label_noise_flips_exactly_the_stated_share_and_shares_are_subsets(frame_run) -> None:
     run, _ = frame_run
     gold = {r["id"]: r["label"] for r in run.records("train")}
-    noisy = read_json(run.task_dir("noise30", 0) / "training.json")
+    noisy = read_json(run.paths.task_dir("noise30", 0) / "training.json")
     differing = [i for i, label in zip(noisy["trained_ids"], noisy["trained_labels"], strict=True) if label != gold[i]]
     assert len(noisy["trained_ids"]) == 48 and len(differing) == round(0.3 * 48) == 14
     assert sorted(differing) == sorted(noisy["flipped_ids"])
     assert all(label in NLI for label in noisy["trained_labels"])
-    base = read_json(run.task_dir("base", 0) / "training.json")
+    base = read_json(run.paths.task_dir("base", 0) / "training.json")
     assert base["flipped_ids"] == [] and base["trained_labels"] == [gold[i] for i in base["trained_ids"]]
-    half = read_json(run.task_dir("train50", 0) / "training.json")
+    half = read_json(run.paths.task_dir("train50", 0) / "training.json")
     assert half["n_trained"] == 24 and set(half["trained_ids"]) < set(gold)
     assert half["trained_labels"] == [gold[i] for i in half["trained_ids"]]
 
@@ -199,14 +199,14 @@ def test_f_gold_control_is_100_by_construction(frame_run) -> None:
 
     run, _ = frame_run
     test = run.records("test")
-    model = SelfRationalizer.load(run.task_model_dir("base", 0))
+    model = SelfRationalizer.load(run.paths.task_model_dir("base", 0))
     targets = [p["label"] for p in model.predict(test)]  # ŷ as F.predict gives it
     assert targets == [p["label"] for p in run.task_predictions("base", 0)]
     assert SimulatorPair.of_task_model(model).control_accuracy(test, targets) == 100.0
     results = read_json(run.dir / "results" / "seed0.json")
     for variant, entry in results["metrics"]["f_gold"]["accuracy"].items():
         assert entry["control"] == 100.0, variant
-        rows = [row for _, row in read_jsonl(run.evaluation_path("f_gold", variant, 0))]
+        rows = [row for _, row in read_jsonl(run.paths.evaluation_path("f_gold", variant, 0))]
         assert all(row["control"] == row["target"] for row in rows)
 
 
@@ -224,7 +224,7 @@ def test_phi_equals_a_hand_computation_from_the_simulators_predictions(frame_run
     assert rationales["y_hat"] == targets and rationales["r_dot"] == [r["rationale"] for r in test]
     results = read_json(run.dir / "results" / "seed0.json")
     for metric, model_type in (("gh_gold", "t5"), ("gh_pred", "t5"), ("np_gh_pred", "bart")):
-        directory = run.simulator_dir(metric, "base", 0)
+        directory = run.paths.simulator_dir(metric, "base", 0)
         control, tokenizer = load_evaluator(directory / "G", device="cpu")
         treatment, _ = load_evaluator(directory / "H", device="cpu")
         assert control.config.model_type == treatment.config.model_type == model_type
@@ -250,7 +250,7 @@ def test_meta_metrics_equal_frames_arithmetic_on_the_stored_accuracies(frame_run
         entry = results["metrics"][metric]
         accuracies, meta = entry["accuracy"], entry["meta"]
         for variant, stored in accuracies.items():  # the stored accuracies are the evaluation rows' (sklearn)
-            rows = [row for _, row in read_jsonl(run.evaluation_path(metric, variant, 0))]
+            rows = [row for _, row in read_jsonl(run.paths.evaluation_path(metric, variant, 0))]
             targets = [row["target"] for row in rows]
             assert stored["control"] == pytest.approx(100 * accuracy_score(targets, [row["control"] for row in rows]))
             for kind, value in stored["treatment"].items():
@@ -272,7 +272,7 @@ def test_meta_metrics_equal_frames_arithmetic_on_the_stored_accuracies(frame_run
                 expected = scv([-v for v in values]) if np.mean(values) < 0 else scv(values)
             assert meta[f"scv_{factor}"] == pytest.approx(expected), (metric, factor)
         assert meta["scv_capacity"] is None and "at least two" in entry["notes"]["scv_capacity"]["text"]
-        rows = [row for _, row in read_jsonl(run.evaluation_path(metric, "base", 0))]
+        rows = [row for _, row in read_jsonl(run.paths.evaluation_path(metric, "base", 0))]
         groups = [[row for row in rows if (row["target"] == row["gold"]) is keep] for keep in (True, False)]
         if all(groups):
             by_hand = [100 * (accuracy_score([r["target"] for r in g], [r["treatment"]["y_hat"] for r in g])
@@ -506,7 +506,7 @@ def test_library_metrics_added_to_a_finished_run_score_only_them(frame_run, tmp_
     assert list(report["library"]["methods"]) == ["rev", "larev", "rq"]
     loaded = Run.load(library, progress=False)
     predictions = grown.task_predictions("base", 0)
-    rows = [row for _, row in read_jsonl(grown.library_path("rev", "base", 0))]
+    rows = [row for _, row in read_jsonl(grown.paths.library_path("rev", "base", 0))]
     assert [row["target"] for row in rows] == [p["label"] for p in predictions]
     by_id = {r["id"]: r for r in loaded.split_records("test")}
     same = [i for i, p in enumerate(predictions) if p["label"] == by_id[p["id"]]["label"]]
@@ -543,7 +543,7 @@ def test_a_multi_seed_library_run_gives_one_column_per_evaluator_seed(frame_run,
     assert list(report["library"]["methods"]) == ["rev", "rev@seed1"]
     assert report["library"]["methods"]["rev@seed1"].endswith("(seed1)")
     seed1 = Run.load(library, progress=False).for_seed(1)
-    rows = {c: [row for _, row in read_jsonl(grown.library_path(c, "base", 0))] for c in ("rev", "rev@seed1")}
+    rows = {c: [row for _, row in read_jsonl(grown.paths.library_path(c, "base", 0))] for c in ("rev", "rev@seed1")}
     predictions = grown.task_predictions("base", 0)
     by_id = {r["id"]: r for r in seed1.split_records("test")}
     same = [i for i, p in enumerate(predictions) if p["label"] == by_id[p["id"]]["label"]]
@@ -564,7 +564,7 @@ def test_scored_label_decoding_ranks_the_choices_by_their_prefix_log_probability
     from larev_hf.modeling.scoring import score_labels
 
     run, _ = frame_run
-    model = SelfRationalizer.load(run.task_model_dir("base", 0))
+    model = SelfRationalizer.load(run.paths.task_model_dir("base", 0))
     test = run.records("test")[:8]
     inputs = [task_text(r) for r in test]
     labels = model.score_labels(inputs, test)

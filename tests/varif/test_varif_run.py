@@ -7,8 +7,7 @@ import pytest
 
 from larev_hf.varif.measures import identity_aware
 from larev_hf.varif.report import check_hypotheses, summarize_varif
-from larev_hf.varif.run import generator_name
-from larev_hf.varif.settings import VarifSettings
+from larev_hf.varif.settings import VarifSettings, generator_name
 from larev_hf.varif.specificity import other_inputs, specificity_scores
 
 
