@@ -1,12 +1,15 @@
 """The ``larev-hf`` flags that more than one subcommand takes, each one dataclass field so its default and help are
-declared once (a command's own flags live in its module under :mod:`larev_hf.cli.commands`). Importable without
-torch."""
+declared once (a command's own flags live in its module under :mod:`larev_hf.cli.commands`), and the one way
+``export`` and ``evaluators build`` report a push to the Hub (:func:`push`). Importable without torch."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from larev_hf.methods.settings import help_field
 
@@ -60,3 +63,15 @@ class PushArguments:
         None, "also upload the bundle to this Hub model repo with its model card (`evaluators build NAME`: the built "
         "named evaluator, its recipe in the card)", metavar="REPO_ID")
     private: bool = help_field(False, "create the Hub repo as private")
+
+
+def push(upload: Callable[[], Any], what: str, kept: str) -> int:
+    """Run ``upload`` (a push to the Hub) and print its commit's URL; the exit status. A failure is one line, ``larev-hf:
+    error: pushing WHAT failed (...); KEPT`` (where the bundle stays), and exit status 1."""
+    try:
+        commit = upload()
+    except Exception as error:  # noqa: BLE001 - network, authentication, permissions: report them all the same way
+        print(f"larev-hf: error: pushing {what} failed ({type(error).__name__}: {error}); {kept}", file=sys.stderr)
+        return 1
+    print(f"pushed: {getattr(commit, 'commit_url', commit)}")
+    return 0

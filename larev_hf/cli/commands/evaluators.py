@@ -4,10 +4,9 @@ publishes the built one (its recipe in the card)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import dataclass
 
-from larev_hf.cli.arguments import DataDirArguments, PushArguments
+from larev_hf.cli.arguments import DataDirArguments, PushArguments, push
 from larev_hf.cli.commands.base import Command
 from larev_hf.methods.settings import help_field
 
@@ -62,11 +61,6 @@ class EvaluatorsCommand(Command):
         path = named.bundle_path(chosen) or evaluators.build(chosen, args.data_dir, progress)
         print(path)
         if args.push_to_hub:
-            try:
-                commit = publish(path, args.push_to_hub, private=args.private)
-            except Exception as error:  # noqa: BLE001 - network, authentication, permissions: report them all the same way
-                print(f"larev-hf: error: pushing the {chosen!r} evaluator to {args.push_to_hub} failed "
-                      f"({type(error).__name__}: {error}); it is built in {path}", file=sys.stderr)
-                return 1
-            print(f"pushed: {getattr(commit, 'commit_url', commit)}")
+            return push(lambda: publish(path, args.push_to_hub, private=args.private),
+                        f"the {chosen!r} evaluator to {args.push_to_hub}", f"it is built in {path}")
         return 0

@@ -6,7 +6,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from larev_hf.cli.arguments import PushArguments, TrustArguments
+from larev_hf.cli.arguments import PushArguments, TrustArguments, push
 from larev_hf.cli.commands.base import Command
 from larev_hf.methods import exportable_methods
 from larev_hf.methods.settings import help_field
@@ -46,11 +46,6 @@ class ExportCommand(Command):
             return 2
         print(f"bundle: {path}  ({bundle.hashcode}); {trust.sentence()}")
         if args.push_to_hub:
-            try:
-                commit = bundle.push_to_hub(args.push_to_hub, private=args.private or None)
-            except Exception as error:  # noqa: BLE001 - network, authentication, permissions: report them all the same way
-                print(f"larev-hf: error: pushing to {args.push_to_hub} failed ({type(error).__name__}: {error}); "
-                      f"the bundle is saved in {path}", file=sys.stderr)
-                return 1
-            print(f"pushed: {getattr(commit, 'commit_url', commit)}")
+            return push(lambda: bundle.push_to_hub(args.push_to_hub, private=args.private or None),
+                        f"to {args.push_to_hub}", f"the bundle is saved in {path}")
         return 0
