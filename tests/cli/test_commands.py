@@ -36,6 +36,11 @@ def test_every_subcommands_help_loads_none_of_the_heavy_libraries() -> None:
     assert out.strip() == "[]"
 
 
+def test_python_dash_m_is_the_console_script() -> None:
+    done = subprocess.run([sys.executable, "-m", "larev_hf.cli", "--help"], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("usage: larev-hf ")
+
+
 EXPORT = ["--quiet", "export", "--run-dir", "run", "--method", "rev", "--output-dir", "bundle"]
 
 
