@@ -32,7 +32,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from larev_hf.cli import build_parser  # noqa: E402
-from larev_hf.cli_arguments import config_from_args  # noqa: E402
+from larev_hf.cli.commands.run import config_from_args  # noqa: E402
 from larev_hf.io import read_jsonl, write_json  # noqa: E402
 from larev_hf.meta import DEFAULT_FAMILIES, auc_difference_ci  # noqa: E402
 from larev_hf.meta.evaluation import MetaEvaluation, MetaSettings  # noqa: E402

@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from larev_hf.cli import build_parser  # noqa: E402
+from larev_hf.cli.commands.varif import VarifCommand  # noqa: E402
 from larev_hf.io import read_json, write_json  # noqa: E402
 
 #: The `larev-hf` subcommand every flag but this script's own goes to (the documented-commands test reads it).
@@ -50,10 +51,8 @@ def main() -> None:
 
         nli_train_main(nli_args, progress=True)
         timings["nli-train"] = time.perf_counter() - start
-    from larev_hf.cli import _varif
-
     start = time.perf_counter()
-    _varif(varif_args, progress=True)
+    VarifCommand().run(varif_args, progress=True)
     timings["varif"] = time.perf_counter() - start
     report = read_json(Path(varif_args.output_dir) / "varif_report.json")
     judge_metrics = Path(varif_args.nli_model or Path(varif_args.output_dir) / "models" / "nli") / "nli_metrics.json"

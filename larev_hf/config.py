@@ -3,7 +3,7 @@
 Sections: :class:`RunSection` (which methods), :class:`DataSection`, :class:`BackboneSection`,
 :class:`TrainingSection`, :class:`EvaluationSection`, :class:`LoraSection`, then every registered method's own
 settings dataclass (:attr:`larev_hf.methods.Method.settings_class`: LAREV's λs, RoRA's threshold, ...). Every default
-lives in its field; the ``larev-hf`` flags are generated from the fields (:mod:`larev_hf.cli_arguments`), and
+lives in its field; the ``larev-hf`` flags are generated from the fields (:mod:`larev_hf.cli.commands.run`), and
 ``run_config.json`` is the flat dict of all of them (:meth:`RunConfig.to_dict`), which round-trips; an unknown key in
 it is reported, not dropped.
 """

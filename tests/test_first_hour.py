@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from larev_hf.cli import build_parser, main
-from larev_hf.cli_arguments import config_from_args
+from larev_hf.cli.commands.run import config_from_args
 from larev_hf.data import EXPLANATION_COLUMNS
 from larev_hf.hub.explanations import read_explanation_rows
 from larev_hf.hub.files import resolve_bundle_dir

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from larev_hf.cli import build_parser
-from larev_hf.cli_arguments import GlobalArguments, command_arguments
+from larev_hf.cli.arguments import GlobalArguments
+from larev_hf.cli.commands import command_arguments
 from larev_hf.config import RunConfig
 from larev_hf.methods.larev import LarevSettings
 from larev_hf.modeling.presets import KIND_DEFAULTS, PRESETS, backbone_defaults
