@@ -108,7 +108,6 @@ def _evaluate(args: argparse.Namespace, progress: bool) -> int:
     """``larev-hf evaluate``: a file of explanations scored by a named evaluator, a bundle or a run; prints the
     per-explanation table and where the outputs went."""
     from larev_hf import evaluators
-    from larev_hf.hub import named
     from larev_hf.hub.explanations import column_notes, format_explanation_table
     from larev_hf.hub.score_file import score_file, score_file_with_run
 
@@ -119,11 +118,8 @@ def _evaluate(args: argparse.Namespace, progress: bool) -> int:
     if args.run_dir is not None:
         report = score_file_with_run(args.run_dir, args.method, args.data_file, args.output_dir, **options)
     else:
-        from larev_hf.metric import load_bundle
-
-        source = str(evaluators.resolve(args.evaluator, args.data_dir, progress)) \
-            if named.is_named(args.evaluator) else args.evaluator
-        report = score_file(load_bundle(source), args.evaluator, args.data_file, args.output_dir, **options)
+        bundle = evaluators.load(args.evaluator, data_dir=args.data_dir, progress=progress)
+        report = score_file(bundle, args.evaluator, args.data_file, args.output_dir, **options)
     rows = report["explanations"]
     if report.get("warning"):
         print(report["warning"], file=sys.stderr)

@@ -305,7 +305,5 @@ def test_commonsenseqa_is_withdrawn_with_its_measured_reason(name, tmp_path, cap
     assert main(["--quiet", "evaluate", "--evaluator", name, "--data-file", str(tmp_path / "none.jsonl"),
                  "--output-dir", str(tmp_path / "out")]) == 2
     assert "59.6%" in capsys.readouterr().err
-    from larev_hf.metric import load_bundle
-
     with pytest.raises(ValueError, match="Gold − Vacuous is −0.661 nats"):
-        load_bundle(name)
+        evaluators.load(name)

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from larev_hf.cli import main
+from larev_hf.evaluators import load
 from larev_hf.hub import EvaluatorBundle
 from larev_hf.io import DataError, read_json, read_jsonl
-from larev_hf.metric import load_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ("larev", "rev", "rora", "bundle")
@@ -58,15 +58,15 @@ def test_module_returns_the_bundles_scores_mean_and_hash(method, tiny_run, tiny_
 def test_no_baselines_equals_the_builders_baselines_given_explicitly(tiny_bundles, records):
     module = load_module("larev", tiny_bundles["larev"])
     default = module.compute(**columns(records))
-    built = module.bundle.make_baselines(module.bundle.records(**columns(records)))
+    built = module.bundle.scoring.make_baselines(module.bundle.scoring.records(**columns(records)))
     assert default["baselines"] == built == [r["baseline"] for r in records]
     assert module.compute(**columns(records), baselines=built) == default
 
 
 def test_the_bundle_is_loaded_once_per_process(tiny_bundles):
     first, second = load_module("rev", tiny_bundles["rev"]), load_module("rev", tiny_bundles["rev"])
-    assert first.bundle is second.bundle is load_bundle(tiny_bundles["rev"])
-    assert load_bundle(tiny_bundles["rev"], device="cpu") is not first.bundle  # another device, another entry
+    assert first.bundle is second.bundle is load(tiny_bundles["rev"])
+    assert load(tiny_bundles["rev"], device="cpu") is not first.bundle  # another device, another entry
 
 
 def test_add_batch_accumulates_and_positions_count_across_batches(tiny_bundles, records):
