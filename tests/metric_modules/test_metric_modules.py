@@ -87,6 +87,40 @@ def test_add_batch_accumulates_and_positions_count_across_batches(tiny_bundles, 
         module.add_batch(**bad)
 
 
+def test_each_example_is_validated_once_on_its_way_to_the_scorer(tiny_bundles, records, tmp_path, monkeypatch):
+    """compute scores the records add_batch validated, as they are; `larev-hf evaluate` scores the records it
+    validated from the file the same way: one validation per example on either path."""
+    from larev_hf.hub import inputs
+
+    checked, validate = [], inputs.validate_example
+    monkeypatch.setattr(inputs, "validate_example", lambda record, **kwargs: (checked.append(record["id"]),
+                                                                              validate(record, **kwargs))[1])
+    ids = sorted(r["id"] for r in records)
+    load_module("larev", tiny_bundles["larev"]).compute(**columns(records))
+    assert sorted(checked) == ids
+    checked.clear()
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps({k: r[k] for k in ("id", "question", "choices", "label", "rationale")}) + "\n"
+                            for r in records))
+    assert main(["--quiet", "evaluate", "--evaluator", str(tiny_bundles["larev"]), "--data-file", str(path),
+                 "--output-dir", str(tmp_path / "out"), "--force"]) == 0
+    assert sorted(checked) == ids
+
+
+def test_what_add_batch_cannot_see_is_checked_at_compute(tiny_bundles, records):
+    """The id rule across batches, and compute's own ``baselines``, are checked once, over every row added."""
+    module = load_module("larev", tiny_bundles["larev"])
+    data = columns(records[:2])
+    module.add_batch(**data)
+    module.add_batch(**data)
+    with pytest.raises(DataError, match=rf"inputs\[2\]: duplicate id '{records[0]['id']}' \(first at inputs\[0\]\)"):
+        module.compute()
+    with pytest.raises(DataError, match=r"baselines\[1\]: ''; expected a non-empty baseline string"):
+        module.compute(**data, baselines=["The answer is kitchen.", ""])
+    with pytest.raises(DataError, match="1 baselines, 2 inputs: expected one of each per example"):
+        module.compute(**data, baselines=["The answer is kitchen."])
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (lambda d: d.pop("inputs"), "inputs: expected a list with one entry per example, got NoneType"),
     (lambda d: d["labels"].__setitem__(2, "attic"), r"labels\[2\]: 'attic' is not one of this example's choices"),
