@@ -26,7 +26,7 @@ from larev_hf.hub.explanations import (
     scoring_details,
     write_explanation_table,
 )
-from larev_hf.hub.trust import MIN_TRAIN_ROWS_ADVICE, Trust
+from larev_hf.hub.trust import MIN_TRAIN_ROWS_ADVICE, Trust, UntrustedEvaluatorError
 from larev_hf.io import DataError, write_json, write_text
 
 logger = logging.getLogger(__name__)
@@ -36,10 +36,6 @@ READING = ("Read scores within an instance (the `rank` column, with `instance_id
            "`label_centred`; where there is a `calibrated` column it is the score to read per explanation "
            "(it agrees best with people and no VARSuite attack gains from it). Scores are comparable only under one "
            "hashcode. How much to trust them: docs/hub.md, \"Which score to trust\".")
-
-
-class UntrustedEvaluatorError(ValueError):
-    """The evaluators failed the trust checks and ``force`` was not given."""
 
 
 def check_trust(trust: Trust, name: str, force: bool) -> str | None:

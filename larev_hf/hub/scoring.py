@@ -13,19 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from larev_hf.hub.config import CALIBRATION_TEXT_FEATURES
+from larev_hf.hub.config import CALIBRATION_TEXT_FEATURES, BundleConfig
 from larev_hf.hub.inputs import INSTANCE_ID, build_records
+from larev_hf.hub.models import BundleModels
 from larev_hf.io import DataError
-from larev_hf.methods import get_method
+from larev_hf.methods import Method, get_method
 from larev_hf.scores.calibration import Calibration
 from larev_hf.scores.ranking import within_instance_ranks
-
-if TYPE_CHECKING:
-    from larev_hf.hub.bundle import EvaluatorBundle
 
 
 @dataclass
@@ -127,6 +125,18 @@ def calibrated_scores(calibration: Mapping[str, Any] | Calibration, method: str,
     return calibration(columns)
 
 
+class ScoredBundle(Protocol):
+    """What :class:`BundleScoring` reads of its bundle (:class:`~larev_hf.hub.EvaluatorBundle`, one layer up)."""
+
+    config: BundleConfig
+    models: BundleModels
+
+    @property
+    def spec(self) -> Method: ...
+    @property
+    def hashcode(self) -> str: ...
+
+
 class BundleScoring:
     """A bundle's scoring: its inputs validated into schema records, the vacuous baselines b its builder makes, and
     the records scored with its method's bundle scorer over each evaluator seed (the mean over seeds, the
@@ -140,7 +150,7 @@ class BundleScoring:
             score.
     """
 
-    def __init__(self, bundle: EvaluatorBundle) -> None:
+    def __init__(self, bundle: ScoredBundle) -> None:
         self.bundle = bundle
 
     def records(self, rationales: Sequence[str], labels: Sequence[str], inputs: Sequence[Mapping[str, Any]],
