@@ -36,7 +36,7 @@ Output, in ``--output_dir``:
 
 Steps:
 
-1. load the bundle once (``larev_hf.metric.load_bundle`` caches it, so ``evaluate.load`` reuses it);
+1. load the bundle once (``larev_hf.evaluators.load`` caches it, so ``evaluate.load`` reuses it);
 2. read and validate the JSONL against the bundle's task and label set;
 3. ``evaluate.load("metrics/<method>", evaluator=...)`` and ``compute(rationales, labels, inputs, baselines)``;
 4. write the per-example scores and the summary.
@@ -52,6 +52,7 @@ from pathlib import Path
 import evaluate
 from transformers import HfArgumentParser
 
+from larev_hf.evaluators import load
 from larev_hf.hub.explanations import (
     explanation_table,
     read_explanation_rows,
@@ -59,7 +60,6 @@ from larev_hf.hub.explanations import (
     write_explanation_table,
 )
 from larev_hf.io import DataError, write_json
-from larev_hf.metric import load_bundle
 from larev_hf.scores.stats import bootstrap_ci
 
 REPO_METRICS = Path(__file__).resolve().parents[1] / "metrics"
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     (args,) = HfArgumentParser(ScriptArguments).parse_args_into_dataclasses(args=argv)
     try:
         # 1. the bundle, cached for evaluate.load below
-        bundle = load_bundle(args.evaluator, args.revision, args.device)
+        bundle = load(args.evaluator, args.revision, args.device)
         method = bundle.config.method
         metric_path = args.metric or str(REPO_METRICS / method)
         if not Path(metric_path).exists() and args.metric is None:
@@ -106,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             return f"{args.input}, line {lines[index]}" + (f": field {key or FIELDS[kind]!r}" if key or kind in FIELDS else "")
 
         baselines = [row["baseline"] for row in rows] if with_baseline else None
-        records = bundle.records([row.get("rationale") for row in rows], [row.get("label") for row in rows], rows,
-                                 baselines, locate=locate)
+        records = bundle.scoring.records([row.get("rationale") for row in rows], [row.get("label") for row in rows],
+                                         rows, baselines, locate=locate)
 
         # 3. the evaluate module, with the cached bundle
         module = evaluate.load(metric_path, evaluator=args.evaluator, evaluator_revision=args.revision,

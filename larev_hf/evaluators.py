@@ -1,4 +1,5 @@
-"""Named default evaluators, built in this process: ``evaluator="esnli"`` becomes a bundle directory.
+"""Named default evaluators, built in this process: ``evaluator="esnli"`` becomes a bundle directory, and :func:`load`,
+the one place such a name is resolved, for ``larev-hf evaluate`` and the ``evaluate`` modules alike.
 
 A named evaluator (:mod:`larev_hf.hub.named`: the recipes, their cache directories and published copies) resolves to
 the first of: its bundle in the user's cache, the bundle its recipe names on the Hub (online only), or a build. The
@@ -21,7 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from larev_hf.config import RunConfig
-from larev_hf.hub import named, published
+from larev_hf.hub import EvaluatorBundle, load_bundle, named, published
 from larev_hf.hub.config import CONFIG_NAME
 from larev_hf.hub.export import export_run
 from larev_hf.io import read_json, write_json
@@ -142,4 +143,26 @@ def resolve(evaluator: str, data_dir: str | os.PathLike | None = None, progress:
     return find(evaluator, progress=progress) or build(evaluator, data_dir, progress)
 
 
-__all__ = ["BuildProgress", "build", "find", "resolve"]
+def load(evaluator: str | os.PathLike | EvaluatorBundle, revision: str | None = None, device: str | None = None, *,
+         data_dir: str | os.PathLike | None = None, progress: bool = True) -> EvaluatorBundle:
+    """The bundle of ``evaluator`` — a named evaluator (``"esnli"``: from the cache, the Hub or built here,
+    :func:`resolve`), a bundle directory or a Hub repo id — loaded once per process
+    (:func:`larev_hf.hub.load_bundle`). What ``larev-hf evaluate --evaluator`` and ``evaluate.load(...,
+    evaluator=...)`` load.
+
+    Args:
+        evaluator (`str`, `os.PathLike` or `EvaluatorBundle`): the evaluator (a bundle object is returned as is).
+        revision (`str`, *optional*): Hub branch, tag or commit of a bundle repo.
+        device (`str`, *optional*): where the evaluators run (defaults to CUDA when available).
+        data_dir (`str` or `os.PathLike`, *optional*): the local data a named evaluator's build reads.
+        progress (`bool`, *optional*, defaults to `True`): where a named evaluator came from, on stderr.
+
+    Raises:
+        ValueError: a name of a task without a named evaluator (the reason is in the message).
+    """
+    if named.is_named(evaluator):
+        evaluator = resolve(str(evaluator), data_dir, progress)
+    return load_bundle(evaluator, revision, device)
+
+
+__all__ = ["BuildProgress", "build", "find", "load", "resolve"]

@@ -5,31 +5,31 @@ it). ``evaluate.load("larev")`` loads one by name from any directory, offline to
 :func:`larev_hf.metric_path` gives its directory for ``evaluate.load(<directory>)``. ``bundle`` scores with whatever
 registered method the bundle holds, so a new method needs no module of its own. Each module file holds only its card
 texts (``_DESCRIPTION``, ``_CITATION``, ``_KWARGS_DESCRIPTION``) and a subclass of :class:`BundleMetric` naming its
-method; loading the evaluator bundle, validating inputs and scoring live here and in :mod:`larev_hf.hub`.
+method; loading the evaluator bundle (:func:`larev_hf.evaluators.load`), validating inputs and scoring live in
+:mod:`larev_hf.hub`: ``add_batch`` validates each example once, into a schema record, and ``compute`` scores the
+records evaluate stored, as they are (:meth:`larev_hf.hub.BundleScoring.score`).
 
     >>> import evaluate  # doctest: +SKIP
     >>> larev = evaluate.load("larev", evaluator="bundles/larev-esnli")  # doctest: +SKIP
     >>> larev.compute(rationales=[...], labels=[...], inputs=[...])  # doctest: +SKIP
     {'scores': [...], 'mean_score': ..., 'log_p_rationale': [...], 'log_p_baseline': [...], 'baselines': [...], 'hashcode': ..., 'label_centred_scores': [...]}
 
-Bundles are cached per process (keyed by their location, revision and device), so loading the
-same metric twice, or the example script loading a bundle before ``evaluate.load``, loads the
-models once.
+Bundles are cached per process (keyed by their location, revision and device: :func:`larev_hf.hub.load_bundle`), so
+loading the same metric twice, or the example script loading a bundle before ``evaluate.load``, loads the models once.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 import datasets
 import evaluate
 
 from larev_hf import evaluators
-from larev_hf.hub import CONFIG_NAME, EvaluatorBundle, named
-from larev_hf.hub.inputs import INSTANCE_ID
+from larev_hf.hub import EvaluatorBundle
+from larev_hf.hub.inputs import INSTANCE_ID, check_instances, with_baselines
 from larev_hf.methods import get_method
 
 #: The features of every module: one rationale, one label and one input dict per example.
@@ -45,32 +45,6 @@ FEATURES = datasets.Features({
         "choices": datasets.Sequence(datasets.Value("string")),
     },
 })
-
-_BUNDLES: dict[tuple, EvaluatorBundle] = {}
-
-
-def _cache_key(evaluator: str | os.PathLike, revision: str | None, device: str | None) -> tuple:
-    path = Path(os.fspath(evaluator)).expanduser()
-    if path.is_dir():  # a local bundle: keyed by where it is and when its config was written
-        config = path / CONFIG_NAME
-        return ("local", str(path.resolve()), config.stat().st_mtime_ns if config.is_file() else None, device)
-    return ("hub", os.fspath(evaluator), revision, device)
-
-
-def load_bundle(
-    evaluator: str | os.PathLike | EvaluatorBundle, revision: str | None = None, device: str | None = None
-) -> EvaluatorBundle:
-    """An :class:`EvaluatorBundle` by name (a default evaluator, built on first use: :mod:`larev_hf.hub.named`), path
-    or Hub id, loaded once per process (a bundle object is returned as is)."""
-    if isinstance(evaluator, EvaluatorBundle):
-        return evaluator
-    if named.is_named(evaluator):
-        evaluator = evaluators.resolve(str(evaluator))
-    key = _cache_key(evaluator, revision, device)
-    if key not in _BUNDLES:
-        _BUNDLES[key] = EvaluatorBundle.from_pretrained(evaluator, revision=revision, device=device)
-    return _BUNDLES[key]
-
 
 def _title(method: str | None) -> str:
     """How a module names its metric: the method's title, or "rationale" for the generic ``bundle`` module."""
@@ -181,21 +155,37 @@ class BundleMetric(evaluate.Metric):
             raise ValueError(f"the {title} metric needs an evaluator bundle: "
                              f'evaluate.load("{self.method or "bundle"}", evaluator="<bundle directory or Hub '
                              'repo id>")')
-        bundle = load_bundle(self.evaluator, self.evaluator_revision, self.device)
+        bundle = evaluators.load(self.evaluator, self.evaluator_revision, self.device)
         if self.method is not None and bundle.config.method != self.method:
             raise ValueError(f"{self.evaluator} is a {bundle.config.method} bundle, not a {self.method} one; "
                              f'load it with evaluate.load("{bundle.config.method}", evaluator=...)')
         self.bundle = bundle
 
     def _records(self, rationales: Any, labels: Any, inputs: Any, offset: int) -> list[dict[str, Any]]:
+        """Each example validated, once, into a schema record; the id rule across rows waits for ``_compute``, which
+        sees every batch."""
         assert self.bundle is not None, "evaluate.load prepares the bundle before any input is added"
-        return self.bundle.records(rationales, labels, inputs, offset=offset)
+        return self.bundle.scoring.records(rationales, labels, inputs, offset=offset, check_ids=False)
 
     @staticmethod
     def _as_features(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # evaluate's format check refuses a column of None: an absent instance id travels as "" (read back as absent)
         return [{key: record.get(key, "" if key == INSTANCE_ID else None) for key in FEATURES["inputs"]}
                 for record in records]
+
+    def _stored_records(self, rationales: list[str], labels: list[str],
+                        inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The records ``add_batch`` validated, back from evaluate's table (:meth:`_as_features`), as they were."""
+        assert self.bundle is not None
+        task, records = self.bundle.config.task, []
+        for rationale, label, stored in zip(rationales, labels, inputs, strict=True):
+            record = {"id": stored["id"], "task": task, "premise": stored["premise"],
+                      "hypothesis": stored["hypothesis"], "question": stored["question"],
+                      "choices": list(stored["choices"]), "label": label, "rationale": rationale}
+            if stored.get(INSTANCE_ID):
+                record[INSTANCE_ID] = stored[INSTANCE_ID]
+            records.append(record)
+        return records
 
     def add_batch(self, *, rationales: Sequence[str] | None = None, labels: Sequence[str] | None = None,
                   inputs: Sequence[Mapping[str, Any]] | None = None, **kwargs: Any) -> None:
@@ -221,7 +211,11 @@ class BundleMetric(evaluate.Metric):
         baselines: list[str] | None = None,
     ) -> dict[str, Any]:
         assert self.bundle is not None
-        return self.bundle.score(rationales, labels, inputs, baselines, batch_size=self.batch_size).to_dict()
+        records = self._stored_records(rationales, labels, inputs)
+        check_instances(records, lambda i: f"inputs[{i}]")  # the id rule, once over every batch added
+        if baselines is not None:  # compute's own argument, which add_batch never saw: validated here
+            records = with_baselines(records, baselines)
+        return self.bundle.scoring.score(records, batch_size=self.batch_size).to_dict()
 
 
 def push_metric_module(name: str, repo_id: str, *, private: bool | None = None, token: str | None = None,

@@ -1,12 +1,14 @@
 """Evaluator bundles, their config, input validation, file utilities and model card (see :mod:`larev_hf.hub.bundle`).
 
-``bundle`` (:class:`EvaluatorBundle`, :class:`BundleScores`), ``construct`` (a bundle's parts from a run or from
-model directories), ``config`` (:class:`BundleConfig`, file names), ``inputs`` (:func:`build_records`), ``files`` (Hub resolution, checksums, atomic replacement) and ``model_card``
-(the card, rendered from ``model_card_template.md``). Which methods can be bundled, and how each scores, comes
-from the method registry (:mod:`larev_hf.methods`).
+``bundle`` (:class:`EvaluatorBundle`: identity and construction), ``saving`` (save, push, load: :class:`BundleHubMixin`),
+``models`` (:class:`BundleModels`: evaluators loaded on first use), ``scoring`` (:class:`BundleScoring`,
+:class:`BundleScores`), ``loading`` (:func:`load_bundle`: once per process), ``construct`` (a bundle's parts from a
+run), ``config`` (:class:`BundleConfig`, file names), ``inputs`` (:func:`build_records`), ``files`` (Hub resolution,
+checksums, atomic replacement) and ``model_card`` (the card, rendered from ``model_card_template.md``). Which methods
+can be bundled, and how each scores, comes from the method registry (:mod:`larev_hf.methods`).
 """
 
-from larev_hf.hub.bundle import BundleScores, EvaluatorBundle
+from larev_hf.hub.bundle import EvaluatorBundle
 from larev_hf.hub.config import (
     CONFIG_NAME,
     FORMAT_VERSION,
@@ -18,8 +20,13 @@ from larev_hf.hub.config import (
 )
 from larev_hf.hub.files import resolve_bundle_dir
 from larev_hf.hub.inputs import build_records
+from larev_hf.hub.loading import load_bundle
+from larev_hf.hub.models import BundleModels
+from larev_hf.hub.saving import BundleHubMixin
+from larev_hf.hub.scoring import BundleScores, BundleScoring
 
 __all__ = [
-    "CONFIG_NAME", "FORMAT_VERSION", "MODEL_CARD_NAME", "REPORT_NAME", "TOKENIZER_DIR", "BundleConfig", "BundleScores",
-    "EvaluatorBundle", "build_records", "read_bundle_config", "resolve_bundle_dir",
+    "CONFIG_NAME", "FORMAT_VERSION", "MODEL_CARD_NAME", "REPORT_NAME", "TOKENIZER_DIR", "BundleConfig", "BundleHubMixin",
+    "BundleModels", "BundleScores", "BundleScoring", "EvaluatorBundle", "build_records", "load_bundle",
+    "read_bundle_config", "resolve_bundle_dir",
 ]

@@ -1,20 +1,18 @@
-"""What a bundle is made of, gathered from a finished run or from model directories trained elsewhere.
+"""What a bundle is made of, gathered from a finished run.
 
-:func:`parts_from_run` (``EvaluatorBundle.from_run``, ``larev-hf export``) and :func:`parts_from_models`
-(``EvaluatorBundle.from_models``) check that the method has trained models and a bundle scorer, find its model
-directories and tokenizer, and build the :class:`~larev_hf.hub.config.BundleConfig` (task and label set, input
-format, the baseline builder's settings, checksums, the trust assessment and, for a multi-seed run, each further
-seed's models); they return ``(config, report, sources)``, the arguments of :class:`~larev_hf.hub.EvaluatorBundle`.
+:func:`parts_from_run` (``EvaluatorBundle.from_run``, ``larev-hf export``) checks that the method has trained models
+and a bundle scorer (:func:`exportable`, which ``EvaluatorBundle.from_models`` checks too), finds its model
+directories and tokenizer in the run, and builds the :class:`~larev_hf.hub.config.BundleConfig` (task and label set,
+input format, the baseline builder's settings, checksums, the trust assessment and, for a multi-seed run, each further
+seed's models); it returns ``(config, report, sources)``, the arguments of :class:`~larev_hf.hub.EvaluatorBundle`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from larev_hf.data.vacuous import TemplateBaselineBuilder
 from larev_hf.hub.config import REPORT_NAME, TOKENIZER_DIR, BundleConfig
 from larev_hf.hub.files import checksums, task_and_label_set
 from larev_hf.hub.trust import assess, chance_level, label_offsets
@@ -79,40 +77,5 @@ def parts_from_run(run_dir: str | os.PathLike, method: str) -> BundleParts:
             [record["choices"] for _, record in read_jsonl(run.path("data", "test.jsonl"))])).to_dict(),
         label_offsets=label_offsets([view.path("scores", "test_scores.jsonl") for view in views], method)
         if label_set else None,
-    )
-    return config, report, sources
-
-
-def parts_from_models(
-    method: str,
-    models: Mapping[str, str | os.PathLike],
-    tokenizer: str | os.PathLike,
-    *,
-    task: str,
-    report: dict[str, Any],
-    label_set: Sequence[str] | None = None,
-    dataset: str = "custom",
-    training: Mapping[str, Any] | None = None,
-    input_format: str | None = None,
-    reduction: str = "sum",
-    baseline_builder: Mapping[str, Any] | None = None,
-) -> BundleParts:
-    """The parts of a bundle from evaluator directories trained outside ``larev-hf run`` (see
-    :meth:`EvaluatorBundle.from_models` for the arguments)."""
-    spec = exportable(method)
-    if set(models) != set(spec.roles):
-        raise ValueError(f"models {sorted(models)}: a {method} bundle needs the roles {sorted(spec.roles)}")
-    sources = {spec.roles[role]: Path(path) for role, path in models.items()}
-    sources[TOKENIZER_DIR] = Path(tokenizer)
-    for name, path in sources.items():
-        if not path.is_dir():
-            raise FileNotFoundError(f"{path}: no such directory (the {name} of the bundle)")
-    if baseline_builder is None and not spec.reads_input:
-        baseline_builder = TemplateBaselineBuilder().to_config()
-    config = BundleConfig(
-        method=method, task=task, label_set=list(label_set) if label_set is not None else None,
-        input_format=input_format or (method if spec.reads_input else "larev"), reduction=reduction,
-        baseline_builder=dict(baseline_builder) if baseline_builder is not None else None,
-        models=dict(spec.roles), dataset=dataset, training=dict(training or {}), files_sha256=checksums(sources),
     )
     return config, report, sources

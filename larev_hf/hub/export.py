@@ -11,13 +11,9 @@ import os
 from pathlib import Path
 
 from larev_hf.hub.bundle import EvaluatorBundle
-from larev_hf.hub.trust import MIN_TRAIN_ROWS_ADVICE, Trust
+from larev_hf.hub.trust import MIN_TRAIN_ROWS_ADVICE, Trust, UntrustedEvaluatorError
 from larev_hf.runner import StageRunner
 from larev_hf.scores.calibration import Calibration
-
-
-class UntrustedEvaluatorError(ValueError):
-    """The run's evaluators fail the trust check (:mod:`larev_hf.hub.trust`) and ``force`` was not given."""
 
 
 def export_run(run_dir: str | os.PathLike, method: str, output_dir: str | os.PathLike,

@@ -71,6 +71,7 @@ def build_records(
     require_choices: bool = False,
     offset: int = 0,
     locate: Locate | None = None,
+    check_ids: bool = True,
 ) -> list[dict[str, Any]]:
     """Validate what a user passes to ``score``/``compute`` and build one schema record per example.
 
@@ -90,15 +91,18 @@ def build_records(
         inputs (`Sequence[Mapping]`): one input dict per example, as above.
         task (`str`): the evaluator's task.
         label_set (`Sequence[str]`, *optional*): the evaluator's labels; ``None`` = open (QA answer texts).
-        baselines (`Sequence[str]`, *optional*): user-given baselines, checked to be non-empty strings.
+        baselines (`Sequence[str]`, *optional*): user-given baselines b, checked to be non-empty strings; each
+            becomes its record's ``baseline``.
         require_choices (`bool`, *optional*, defaults to `False`): QA inputs must list their ``choices``.
         offset (`int`, *optional*, defaults to 0): added to positions in error messages (for batches).
         locate (`Callable`, *optional*): ``locate(kind, index, key)`` → where, for error messages;
             defaults to ``inputs[3]['hypothesis']`` style.
+        check_ids (`bool`, *optional*, defaults to `True`): check the id rule across these rows
+            (:func:`check_instances`); the ``evaluate`` glue checks it once over every batch added instead.
 
     Returns:
         `list[dict]`: schema records (``id, task, premise, hypothesis, question, choices, label, rationale``, and
-        ``instance_id`` where given).
+        ``instance_id`` and ``baseline`` where given).
 
     Raises:
         DataError: naming the argument, the example's position and the field, and what was expected.
@@ -159,9 +163,7 @@ def build_records(
             raise DataError(f"{locate('rationales', at, None)}: {rationale!r} ({type(rationale).__name__}); "
                             "expected a string (may be empty)")
         if baselines is not None:
-            baseline = columns["baselines"][i]
-            if not isinstance(baseline, str) or not baseline.strip():
-                raise DataError(f"{locate('baselines', at, None)}: {baseline!r}; expected a non-empty baseline string")
+            _check_baseline(columns["baselines"][i], locate("baselines", at, None))
         raw_id, raw_instance = example.get("id"), example.get(INSTANCE_ID) or None  # "" = none (evaluate's features)
         if not _optional_text(raw_id):
             raise DataError(f"{locate('inputs', at, 'id')}: {raw_id!r}; expected a non-empty string or no 'id' key")
@@ -180,6 +182,32 @@ def build_records(
         validate_example(record, require_rationale=False, location=f"inputs[{at}]")
         if raw_instance is not None:
             record[INSTANCE_ID] = str(raw_instance)
+        if baselines is not None:
+            record["baseline"] = columns["baselines"][i]
         records.append(record)
-    check_instances(records, lambda i: locate("inputs", offset + i, None))
+    if check_ids:
+        check_instances(records, lambda i: locate("inputs", offset + i, None))
     return records
+
+
+def _check_baseline(baseline: Any, where: str) -> None:
+    if not isinstance(baseline, str) or not baseline.strip():
+        raise DataError(f"{where}: {baseline!r}; expected a non-empty baseline string")
+
+
+def with_baselines(records: Sequence[Mapping[str, Any]], baselines: Sequence[str],
+                   locate: Locate | None = None) -> list[dict[str, Any]]:
+    """``records`` (already validated) with the user's vacuous baselines b as their ``baseline``: one non-empty string
+    per record, checked here (for baselines that did not come through :func:`build_records`, as the ``evaluate``
+    glue's ``compute(baselines=...)``).
+
+    Raises:
+        DataError: naming the argument and the position of a missing or empty baseline.
+    """
+    locate = locate or _default_locate
+    baselines = _as_list(baselines, "baselines")
+    if len(baselines) != len(records):
+        raise DataError(f"{len(baselines)} baselines, {len(records)} inputs: expected one of each per example")
+    for i, baseline in enumerate(baselines):
+        _check_baseline(baseline, locate("baselines", i, None))
+    return [{**record, "baseline": baseline} for record, baseline in zip(records, baselines, strict=True)]

@@ -2,8 +2,9 @@
 
 The evaluator is a named default (:mod:`larev_hf.hub.named`), a bundle directory or Hub id, or a trained run (then
 bundled in memory, exactly as ``larev-hf export`` would, and the run's report on the explanations' degraded variants is
-written beside, under ``variants/``). Every path scores through :meth:`EvaluatorBundle.score` — the call behind
-``evaluate.load`` and the bundle script — so one explanation gets one score whichever way it is scored.
+written beside, under ``variants/``). The file's rows are validated once, into schema records, and those records are
+scored through :meth:`BundleScoring.score <larev_hf.hub.scoring.BundleScoring.score>` — the call behind
+``evaluate.load`` and :meth:`EvaluatorBundle.score` — so one explanation gets one score whichever way it is scored.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from larev_hf.hub.explanations import (
     scoring_details,
     write_explanation_table,
 )
-from larev_hf.hub.trust import MIN_TRAIN_ROWS_ADVICE, Trust
+from larev_hf.hub.trust import MIN_TRAIN_ROWS_ADVICE, Trust, UntrustedEvaluatorError
 from larev_hf.io import DataError, write_json, write_text
 
 logger = logging.getLogger(__name__)
@@ -35,10 +36,6 @@ READING = ("Read scores within an instance (the `rank` column, with `instance_id
            "`label_centred`; where there is a `calibrated` column it is the score to read per explanation "
            "(it agrees best with people and no VARSuite attack gains from it). Scores are comparable only under one "
            "hashcode. How much to trust them: docs/hub.md, \"Which score to trust\".")
-
-
-class UntrustedEvaluatorError(ValueError):
-    """The evaluators failed the trust checks and ``force`` was not given."""
 
 
 def check_trust(trust: Trust, name: str, force: bool) -> str | None:
@@ -107,10 +104,9 @@ def score_file(bundle: EvaluatorBundle, evaluator: str, data_file: str | os.Path
         field = key or {"rationales": "rationale", "labels": "label", "baselines": "baseline"}.get(kind)
         return f"{data_file}, line {lines[index]}" + (f": field {field!r}" if field else "")
 
-    records = bundle.records([row.get("rationale") for row in rows], [row.get("label") for row in rows], rows,
-                             baselines, locate=locate)
-    result = bundle.score([r["rationale"] for r in records], [r["label"] for r in records], records, baselines,
-                          progress=progress)
+    records = bundle.scoring.records([row.get("rationale") for row in rows], [row.get("label") for row in rows], rows,
+                                     baselines, locate=locate)
+    result = bundle.scoring.score(records, progress=progress)
     table = explanation_table(records, result.scores, result.label_centred, result.calibrated)
     extra = scoring_details(records, result.log_p_rationale, result.log_p_baseline, result.baselines)
     output_dir = Path(output_dir)

@@ -1,17 +1,27 @@
-"""What a bundle's ``score`` returns (:class:`BundleScores`) and the two ways it goes beyond one evaluator: the mean
-over an ensemble of seeds' evaluators (:func:`ensemble_mean`) and a calibration fitted on human judgments
-(:func:`calibrated_scores`)."""
+"""How a bundle scores (:class:`BundleScoring`), what it returns (:class:`BundleScores`) and the two ways it goes beyond
+one evaluator: the mean over an ensemble of seeds' evaluators (:func:`ensemble_mean`) and a calibration fitted on human
+judgments (:func:`calibrated_scores`).
+
+One path for every way in: the user's columns are validated once, into schema records
+(:meth:`BundleScoring.records`, :func:`~larev_hf.hub.inputs.build_records`), and those records go down as they are —
+to :meth:`BundleScoring.score`, then to the method's bundle scorer (:meth:`larev_hf.methods.Method.bundle_scorer`),
+called with keyword arguments. ``larev-hf evaluate``, the ``evaluate`` modules and :meth:`EvaluatorBundle.score
+<larev_hf.hub.EvaluatorBundle.score>` all end in :meth:`BundleScoring.score`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from larev_hf.hub.config import CALIBRATION_TEXT_FEATURES
-from larev_hf.methods import get_method
+from larev_hf.hub.config import CALIBRATION_TEXT_FEATURES, BundleConfig
+from larev_hf.hub.inputs import INSTANCE_ID, build_records
+from larev_hf.hub.models import BundleModels
+from larev_hf.io import DataError
+from larev_hf.methods import Method, get_method
 from larev_hf.scores.calibration import Calibration
 from larev_hf.scores.ranking import within_instance_ranks
 
@@ -113,3 +123,105 @@ def calibrated_scores(calibration: Mapping[str, Any] | Calibration, method: str,
         if name in calibration.features:
             columns[name] = get_method(name).text_scores(list(records), texts, calibration.text_models.get(name))
     return calibration(columns)
+
+
+class ScoredBundle(Protocol):
+    """What :class:`BundleScoring` reads of its bundle (:class:`~larev_hf.hub.EvaluatorBundle`, one layer up)."""
+
+    config: BundleConfig
+    models: BundleModels
+
+    @property
+    def spec(self) -> Method: ...
+    @property
+    def hashcode(self) -> str: ...
+
+
+class BundleScoring:
+    """A bundle's scoring: its inputs validated into schema records, the vacuous baselines b its builder makes, and
+    the records scored with its method's bundle scorer over each evaluator seed (the mean over seeds, the
+    calibration and the label offsets on top).
+
+    It reads the bundle's config when it scores, so a config replaced after loading (``larev-hf export`` adding a
+    calibration) is the one that scores.
+
+    Args:
+        bundle (`EvaluatorBundle`): the bundle whose config, method and models (:class:`~larev_hf.hub.models.BundleModels`)
+            score.
+    """
+
+    def __init__(self, bundle: ScoredBundle) -> None:
+        self.bundle = bundle
+
+    def records(self, rationales: Sequence[str], labels: Sequence[str], inputs: Sequence[Mapping[str, Any]],
+                baselines: Sequence[str] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
+        """Validated schema records for this bundle's task and label set (see :func:`build_records`; ``kwargs``:
+        ``offset``, ``locate``, ``check_ids``); given ``baselines`` become the records' ``baseline``."""
+        config = self.bundle.config
+        return build_records(rationales, labels, inputs, task=config.task, label_set=config.label_set,
+                             baselines=baselines, require_choices=self.bundle.spec.reads_input and config.task == "qa",
+                             **kwargs)
+
+    def make_baselines(self, records: Sequence[Mapping[str, Any]]) -> list[str]:
+        """The vacuous baseline b of each schema record, from its input and label only (never the rationale)."""
+        config = self.bundle.config
+        if config.baseline_builder is None:
+            raise ValueError(f"a {config.method} bundle has no baseline builder: its evaluators read the input x")
+        hidden = {"rationale", "baseline"}
+        baselines = self.bundle.models.baseline_builder([{k: v for k, v in r.items() if k not in hidden}
+                                                         for r in records])
+        if len(baselines) != len(records) or not all(isinstance(b, str) and b.strip() for b in baselines):
+            raise DataError(f"the baseline builder {config.baseline_builder} returned {len(baselines)} baselines "
+                            f"for {len(records)} examples, or an empty one")
+        return list(baselines)
+
+    def _with_baselines(self, records: Sequence[Mapping[str, Any]], needed: bool) -> list[Mapping[str, Any]]:
+        """``records`` as the method's scorer reads them: each with its baseline b (the user's, else the builder's)
+        where the scorer reads b; refused where it reads the input x instead."""
+        given = sum("baseline" in record for record in records)
+        if given and not needed:
+            raise ValueError(f"a {self.bundle.spec.title} bundle reads the input x, not vacuous baselines: pass no "
+                             "`baselines`")
+        if given and given != len(records):
+            raise ValueError(f"{given} of {len(records)} records carry a baseline; give one for every record or none")
+        if given or not needed:
+            return list(records)
+        return [{**record, "baseline": baseline}
+                for record, baseline in zip(records, self.make_baselines(records), strict=True)]
+
+    def score(self, records: Sequence[Mapping[str, Any]], *, batch_size: int = 64, progress: bool = False,
+              relative: bool = False) -> BundleScores:
+        """Score validated schema records (:meth:`records`): per-example scores in nats (higher = more new label
+        information), with each record's ``baseline`` where it has one, else the bundle's builder's.
+
+        Args:
+            records (`Sequence[Mapping]`): schema records as :meth:`records` returns them; not validated again.
+            batch_size (`int`, *optional*, defaults to 64): scoring batch size.
+            progress (`bool`, *optional*, defaults to `False`): show progress bars.
+            relative (`bool`, *optional*, defaults to `False`): also score each baseline b as the rationale and return
+                ``relative`` = score − that score (a second scoring pass; bundles that read b only). It ranks
+                explanations across instances worse than the raw score on the SNLI acceptability judgments
+                (docs/hub.md), so it is off by default.
+        """
+        bundle = self.bundle
+        config, models = bundle.config, bundle.models
+        scorers = [bundle.spec.bundle_scorer(models.of_seed(seed), models.tokenizer, config, batch_size)
+                   for seed in config.seeds or [None]]
+        needed = scorers[0].needs_baselines
+        scored = self._with_baselines(records, needed)
+        results = [scorer.score(records=scored, rationales=[r["rationale"] for r in scored], progress=progress)
+                   for scorer in scorers]
+        scores, log_p_rationale, log_p_baseline, seed_scores = ensemble_mean(results)
+        calibrated = None if config.calibration is None else \
+            calibrated_scores(config.calibration, config.method, scores, records)
+        vacuous = None
+        if relative and needed:  # the instance's own reference point: b as the rationale
+            vacuous = ensemble_mean([scorer.score(records=scored, rationales=[r["baseline"] for r in scored],
+                                                  progress=progress) for scorer in scorers])[0]
+        offsets = config.label_offsets
+        centred = None if not offsets else scores - np.array([offsets.get(r["label"], np.nan) for r in scored])
+        return BundleScores(scores=scores, log_p_rationale=log_p_rationale, log_p_baseline=log_p_baseline,
+                            baselines=[r["baseline"] for r in scored] if needed else None, hashcode=bundle.hashcode,
+                            calibrated=calibrated, seed_scores=seed_scores,
+                            relative=None if vacuous is None else scores - vacuous, label_centred=centred,
+                            instance_ids=[r.get(INSTANCE_ID) for r in scored])

@@ -23,6 +23,11 @@ from typing import Any
 
 from larev_hf.io import read_jsonl
 
+
+class UntrustedEvaluatorError(ValueError):
+    """The evaluators fail the trust check and ``force`` was not given (``larev-hf export``, ``larev-hf evaluate``)."""
+
+
 #: The gold-rationale accuracy below which per-explanation scores are refused (the measured curve, module docstring).
 MIN_GOLD_ACCURACY = 0.80
 #: What the refusal tells the user about training.

@@ -49,8 +49,8 @@ def meta_evaluate_bundles(bundles: Mapping[str, Any], records: Sequence[Mapping[
             bundle = EvaluatorBundle.from_pretrained(bundle)
         # a suite row is one family's rationale of an instance: unique per (id, family), the instance its id
         inputs = [{**r, "id": f"{r['id']}/{r['family']}", "instance_id": r["id"]} for r in rows]
-        result = bundle.score([r["rationale"] for r in rows], [r["label"] for r in rows], inputs,
-                              batch_size=batch_size, progress=progress)
+        result = bundle.score(rationales=[r["rationale"] for r in rows], labels=[r["label"] for r in rows],
+                              inputs=inputs, batch_size=batch_size, progress=progress)
         scored = scored_rows(rows, result.scores)
         write_jsonl(output_dir / "scores" / f"{key}.jsonl", scored)
         methods[key] = meta_summary(bundle.config.method, scored, n_boot=n_boot, seed=seed,

@@ -93,14 +93,16 @@ class MethodResult:
 
 
 class BundleScorer(Protocol):
-    """What a method's scorer offers an evaluator bundle (:meth:`Method.bundle_scorer`)."""
+    """What a method's scorer offers an evaluator bundle (:meth:`Method.bundle_scorer`). The bundle calls ``score``
+    with keyword arguments only, so no argument order can flip between the layers."""
 
     #: whether ``score`` reads the vacuous baselines b (REV, LAREV) or only the inputs x (RoRA).
     needs_baselines: bool
 
-    def score(self, rationales: list[str], labels: list[str], records: list[dict[str, Any]],
-              baselines: list[str] | None, progress: bool = False) -> Any:
-        """Return an object with ``scores``, ``log_p_with_rationale`` and ``log_p_baseline`` arrays."""
+    def score(self, *, records: Sequence[Mapping[str, Any]], rationales: Sequence[str], progress: bool = False) -> Any:
+        """Score ``rationales[i]`` as the rationale of ``records[i]``: validated schema records with their ``label``,
+        input and, where :attr:`needs_baselines`, their ``baseline`` b. Return an object with ``scores``,
+        ``log_p_with_rationale`` and ``log_p_baseline`` arrays."""
         ...
 
 

@@ -46,8 +46,10 @@ class CVIBundleScorer:
         self.scorer = ConditionalVScorer(models["baseline"], models["rationale"], tokenizer, config.input_format,
                                          config.reduction, batch_size)
 
-    def score(self, rationales, labels, records, baselines, progress=False):
-        return self.scorer.score(rationales, baselines, labels, progress=progress)
+    def score(self, *, records: Sequence[Mapping[str, Any]], rationales: Sequence[str], progress: bool = False) -> Any:
+        """log p(y | r ⊕ b) − log p_Φbase(y | b) of each rationale, with its record's label y and baseline b."""
+        return self.scorer.score(rationales=list(rationales), baselines=[r["baseline"] for r in records],
+                                 labels=[r["label"] for r in records], progress=progress)
 
 
 def baseline_terms(context: RunContext, records: Sequence[dict[str, Any]], shared: dict[str, Any]) -> np.ndarray:

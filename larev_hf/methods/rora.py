@@ -9,6 +9,7 @@ spans), ``rora_infiller`` and ``rora_counterfactuals`` (a label-conditioned infi
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -170,8 +171,9 @@ class RoRABundleScorer:
         else:
             self.scorer = RoRAClassifierScorer(theta, phi, tokenizer, batch_size=batch_size)
 
-    def score(self, rationales, labels, records, baselines, progress=False):
-        return self.scorer.score_records(records, rationales, progress=progress)
+    def score(self, *, records: Sequence[Mapping[str, Any]], rationales: Sequence[str], progress: bool = False) -> Any:
+        """log p_Φ(y | x, r) − log p_Θ(y | x, ∅) of each rationale, with its record's input x and label y."""
+        return self.scorer.score_records(records=records, rationales=rationales, progress=progress)
 
 
 class RoRA(Method):

@@ -303,7 +303,7 @@ def test_from_run_says_what_is_missing(tiny_run, tmp_path):
 def test_no_baselines_means_the_bundles_builder(tiny_run, tiny_bundles):
     bundle = EvaluatorBundle.from_pretrained(tiny_bundles["larev"])
     records = run_records(tiny_run)
-    built = bundle.make_baselines(records)
+    built = bundle.scoring.make_baselines(records)
     assert built == [r["baseline"] for r in records]  # the run's builder, rebuilt from the bundle's settings
     rationales, labels = [r["rationale"] for r in records], [r["label"] for r in records]
     default = bundle.score(rationales, labels, records)
@@ -318,11 +318,12 @@ def test_without_ids_the_baseline_depends_only_on_the_input(tiny_bundles):
     inputs = [{"question": f"Where is the {item} kept?", "choices": ["kitchen", "garage", "garden"]}
               for item in ("plonk", "zibber", "wub")]
     labels = ["kitchen", "garage", "garden"]
-    forward = bundle.records([""] * 3, labels, inputs)
-    backward = bundle.records([""] * 3, labels[::-1], inputs[::-1])
-    renamed = bundle.records([""] * 3, labels, [{**x, "id": f"mine-{i}"} for i, x in enumerate(inputs)])
+    forward = bundle.scoring.records([""] * 3, labels, inputs)
+    backward = bundle.scoring.records([""] * 3, labels[::-1], inputs[::-1])
+    renamed = bundle.scoring.records([""] * 3, labels, [{**x, "id": f"mine-{i}"} for i, x in enumerate(inputs)])
     assert len({r["id"] for r in forward}) == 3  # positional ids: unique, and they name rows, nothing else
-    assert bundle.make_baselines(forward) == bundle.make_baselines(backward)[::-1] == bundle.make_baselines(renamed)
+    make = bundle.scoring.make_baselines
+    assert make(forward) == make(backward)[::-1] == make(renamed)
 
 
 NLI_INPUT = {"premise": "A man rides a bike.", "hypothesis": "A man is outside."}
@@ -373,7 +374,8 @@ def test_rora_bundles_score_like_the_rora_scorer(tiny_run, tmp_path):
     records = run_records(tiny_run)
     scores = loaded.score([r["rationale"] for r in records], [r["label"] for r in records], records)
     assert scores.baselines is None
-    direct = evaluator.RoRAScorer(loaded.model("baseline"), loaded.model("rationale"), loaded.tokenizer).score_records(records)
+    models = loaded.models
+    direct = evaluator.RoRAScorer(models.model("baseline"), models.model("rationale"), models.tokenizer).score_records(records)
     np.testing.assert_array_equal(scores.scores, direct.scores)
     with pytest.raises(ValueError, match="reads the input x, not vacuous baselines"):
         loaded.score(["r"], [records[0]["label"]], records[:1], baselines=["b"])

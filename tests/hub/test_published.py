@@ -21,7 +21,7 @@ from huggingface_hub import ModelCard, constants
 from larev_hf import evaluators, network
 from larev_hf.cli import main
 from larev_hf.hub import CONFIG_NAME, named, published
-from larev_hf.io import read_json, write_json
+from larev_hf.io import read_json, read_jsonl, write_json
 from tests.hub.test_hub import LocalTargetApi, tree
 
 TINY = named.EvaluatorRecipe(
@@ -238,6 +238,31 @@ def test_an_unpublished_evaluator_is_built(cache, monkeypatch, capsys) -> None:
     assert builds == [(TINY.name, "my-data", False)]
 
 
+def test_evaluate_and_evaluate_load_share_one_loader_of_named_evaluators(cache, tiny_run, tiny_bundles, tmp_path,
+                                                                         monkeypatch) -> None:
+    """`larev-hf evaluate --evaluator NAME` and `evaluate.load(..., evaluator=NAME)` both resolve the name in
+    evaluators.load and load its bundle once per process (larev_hf.hub.load_bundle)."""
+    import evaluate
+
+    from larev_hf import metric_path
+    from larev_hf.hub import EvaluatorBundle
+
+    path = fake_build(TINY, tiny_bundles["larev"], tmp_path / "data")
+    resolved, loaded = [], []
+    resolve, from_pretrained = evaluators.resolve, EvaluatorBundle.from_pretrained
+    monkeypatch.setattr(evaluators, "resolve", lambda name, *args: (resolved.append(name), resolve(name, *args))[1])
+    monkeypatch.setattr(EvaluatorBundle, "from_pretrained", classmethod(
+        lambda cls, location, **kwargs: (loaded.append(location), from_pretrained(location, **kwargs))[1]))
+    data = tmp_path / "mine.jsonl"
+    data.write_text("".join(json.dumps({k: r[k] for k in ("question", "choices", "label", "rationale")}) + "\n"
+                            for _, r in read_jsonl(tiny_run / "data" / "test.jsonl")))
+    assert main(["--quiet", "evaluate", "--evaluator", TINY.name, "--data-file", str(data), "--output-dir",
+                 str(tmp_path / "out"), "--force"]) == 0
+    module = evaluate.load(metric_path("larev"), evaluator=TINY.name, keep_in_memory=True)
+    assert resolved == [TINY.name, TINY.name] and loaded == [path]
+    assert module.bundle is evaluators.load(TINY.name)
+
+
 # --------------------------------------------------------------------------- publishing, up to the upload
 def test_evaluators_build_push_to_hub_publishes_the_recipe_trust_and_figures(cache, tiny_bundles, tmp_path,
                                                                               monkeypatch, capsys) -> None:
@@ -305,7 +330,5 @@ def test_commonsenseqa_is_withdrawn_with_its_measured_reason(name, tmp_path, cap
     assert main(["--quiet", "evaluate", "--evaluator", name, "--data-file", str(tmp_path / "none.jsonl"),
                  "--output-dir", str(tmp_path / "out")]) == 2
     assert "59.6%" in capsys.readouterr().err
-    from larev_hf.metric import load_bundle
-
     with pytest.raises(ValueError, match="Gold − Vacuous is −0.661 nats"):
-        load_bundle(name)
+        evaluators.load(name)

@@ -28,7 +28,7 @@ def test_pipeline_classifier_variant_scores_strategyqa_and_round_trips_through_a
     assert all(row["rora/gold"] <= -row["log_p_theta"] + 1e-9 for row in rows)
     assert report["methods"]["rora"]["absolute"]["gold"] == pytest.approx(np.mean([row["rora/gold"] for row in rows]))
     bundle = EvaluatorBundle.from_pretrained(EvaluatorBundle.from_run(run.dir, "rora").save_pretrained(tmp_path / "bundle"))
-    assert bundle.tokenizer.__class__.__name__.startswith("Bert")  # the encoder's tokenizer, not the run's seq2seq one
+    assert bundle.models.tokenizer.__class__.__name__.startswith("Bert")  # the encoder's tokenizer, not the run's seq2seq one
     records = run.split_records("test")
     scores = bundle.score([r["rationale"] for r in records], [r["label"] for r in records], records).scores
     np.testing.assert_allclose(scores, [row["rora/gold"] for row in rows], rtol=0, atol=1e-5)

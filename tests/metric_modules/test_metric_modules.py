@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from larev_hf.cli import main
+from larev_hf.evaluators import load
 from larev_hf.hub import EvaluatorBundle
 from larev_hf.io import DataError, read_json, read_jsonl
-from larev_hf.metric import load_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ("larev", "rev", "rora", "bundle")
@@ -58,15 +58,15 @@ def test_module_returns_the_bundles_scores_mean_and_hash(method, tiny_run, tiny_
 def test_no_baselines_equals_the_builders_baselines_given_explicitly(tiny_bundles, records):
     module = load_module("larev", tiny_bundles["larev"])
     default = module.compute(**columns(records))
-    built = module.bundle.make_baselines(module.bundle.records(**columns(records)))
+    built = module.bundle.scoring.make_baselines(module.bundle.scoring.records(**columns(records)))
     assert default["baselines"] == built == [r["baseline"] for r in records]
     assert module.compute(**columns(records), baselines=built) == default
 
 
 def test_the_bundle_is_loaded_once_per_process(tiny_bundles):
     first, second = load_module("rev", tiny_bundles["rev"]), load_module("rev", tiny_bundles["rev"])
-    assert first.bundle is second.bundle is load_bundle(tiny_bundles["rev"])
-    assert load_bundle(tiny_bundles["rev"], device="cpu") is not first.bundle  # another device, another entry
+    assert first.bundle is second.bundle is load(tiny_bundles["rev"])
+    assert load(tiny_bundles["rev"], device="cpu") is not first.bundle  # another device, another entry
 
 
 def test_add_batch_accumulates_and_positions_count_across_batches(tiny_bundles, records):
@@ -85,6 +85,40 @@ def test_add_batch_accumulates_and_positions_count_across_batches(tiny_bundles, 
     bad["inputs"][1] = {"choices": bad["inputs"][1]["choices"]}
     with pytest.raises(DataError, match=r"inputs\[4\]\['question'\]: missing; expected a non-empty string"):
         module.add_batch(**bad)
+
+
+def test_each_example_is_validated_once_on_its_way_to_the_scorer(tiny_bundles, records, tmp_path, monkeypatch):
+    """compute scores the records add_batch validated, as they are; `larev-hf evaluate` scores the records it
+    validated from the file the same way: one validation per example on either path."""
+    from larev_hf.hub import inputs
+
+    checked, validate = [], inputs.validate_example
+    monkeypatch.setattr(inputs, "validate_example", lambda record, **kwargs: (checked.append(record["id"]),
+                                                                              validate(record, **kwargs))[1])
+    ids = sorted(r["id"] for r in records)
+    load_module("larev", tiny_bundles["larev"]).compute(**columns(records))
+    assert sorted(checked) == ids
+    checked.clear()
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps({k: r[k] for k in ("id", "question", "choices", "label", "rationale")}) + "\n"
+                            for r in records))
+    assert main(["--quiet", "evaluate", "--evaluator", str(tiny_bundles["larev"]), "--data-file", str(path),
+                 "--output-dir", str(tmp_path / "out"), "--force"]) == 0
+    assert sorted(checked) == ids
+
+
+def test_what_add_batch_cannot_see_is_checked_at_compute(tiny_bundles, records):
+    """The id rule across batches, and compute's own ``baselines``, are checked once, over every row added."""
+    module = load_module("larev", tiny_bundles["larev"])
+    data = columns(records[:2])
+    module.add_batch(**data)
+    module.add_batch(**data)
+    with pytest.raises(DataError, match=rf"inputs\[2\]: duplicate id '{records[0]['id']}' \(first at inputs\[0\]\)"):
+        module.compute()
+    with pytest.raises(DataError, match=r"baselines\[1\]: ''; expected a non-empty baseline string"):
+        module.compute(**data, baselines=["The answer is kitchen.", ""])
+    with pytest.raises(DataError, match="1 baselines, 2 inputs: expected one of each per example"):
+        module.compute(**data, baselines=["The answer is kitchen."])
 
 
 @pytest.mark.parametrize(("change", "message"), [

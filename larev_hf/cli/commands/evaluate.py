@@ -44,7 +44,6 @@ class EvaluateCommand(Command):
     def run(self, args: argparse.Namespace, progress: bool) -> int:
         # bundles and runs load torch (the hub package imports them): imported when a file is scored, not by --help
         from larev_hf import evaluators
-        from larev_hf.hub import named
         from larev_hf.hub.explanations import column_notes, format_explanation_table
         from larev_hf.hub.score_file import score_file, score_file_with_run
 
@@ -55,12 +54,8 @@ class EvaluateCommand(Command):
         if args.run_dir is not None:
             report = score_file_with_run(args.run_dir, args.method, args.data_file, args.output_dir, **options)
         else:
-            # the evaluate glue (imports evaluate and datasets): only a bundle is loaded through it
-            from larev_hf.metric import load_bundle
-
-            source = str(evaluators.resolve(args.evaluator, args.data_dir, progress)) \
-                if named.is_named(args.evaluator) else args.evaluator
-            report = score_file(load_bundle(source), args.evaluator, args.data_file, args.output_dir, **options)
+            bundle = evaluators.load(args.evaluator, data_dir=args.data_dir, progress=progress)
+            report = score_file(bundle, args.evaluator, args.data_file, args.output_dir, **options)
         rows = report["explanations"]
         if report.get("warning"):
             print(report["warning"], file=sys.stderr)
