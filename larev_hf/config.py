@@ -24,8 +24,8 @@ from larev_hf.scores import VARIANTS
 from larev_hf.training.settings import TrainSettings, trainer_field, trainer_values
 
 DATASETS = ("esnli", "cose", "strategyqa", "ecqa", "synthetic", "jsonl")
-#: Modules a preset trains in full under ``--lora``: its random input embeddings. Measured on e-SNLI 2k/1k
-#: (benchmarks/bench_lora.py): adapters alone reached about half the full fine-tune's SUM, with embed_tokens 94-108%.
+#: Modules a preset trains in full under ``--lora``: its random input embeddings, without which adapters alone do not
+#: learn to read the rationale (measured: docs/scale.md, "LoRA (PEFT)").
 PRESET_LORA_MODULES_TO_SAVE = ["embed_tokens"]
 #: A settings dataclass (:meth:`RunConfig.method_settings`).
 SettingsT = TypeVar("SettingsT")

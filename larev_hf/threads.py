@@ -1,9 +1,9 @@
 """How the command line's OpenMP threads wait for work, chosen before torch (and its libgomp) is loaded.
 
 libgomp's threads busy-wait ("spin") up to ``GOMP_SPINCOUNT`` iterations (300,000 by default) after each parallel
-region before they sleep. A job alone gains from it (t5-tiny's many small parallel regions: the demo takes 28-30 s
-with spinning, 44 s without); two jobs on the same cores lose most of their time to each other's spinning threads
-(measured: two demos started together took 8.4× one demo alone on 2 cores; without spinning, 1.0×).
+region before they sleep. A job alone gains from it (t5-tiny's many small parallel regions); two jobs on the same
+cores lose most of their time to each other's spinning threads (measured: docs/scale.md, "Several jobs on one
+machine").
 
 So ``larev-hf`` looks before it loads torch: when another ``larev-hf`` job is running (each leaves its PID in a
 per-user temporary directory, so two jobs started at the same moment see each other) or other work keeps the CPUs

@@ -61,7 +61,8 @@ def h_training_rationales(records: Sequence[Mapping[str, Any]], targets: Sequenc
     """H's training rationale per record: one of ``kinds`` (:data:`H_RATIONALES`) drawn uniformly by a generator
     seeded by (seed, example id), so the mix is the same for every metric and variant of one seed. FRAME's Fig. 4
     leaves H's rationale open among r̂, ẏ, ṙ, ŷ; an H that never reads a stated label sees r = ŷ out of distribution
-    (measured in docs/frame.md), one that only reads labels learns nothing about rationales."""
+    (measured: docs/frame.md, "A first e-SNLI run, and why it is not yet the paper's tables"), one that only reads
+    labels learns nothing about rationales."""
 
     check_h_rationales(kinds)
     texts = []

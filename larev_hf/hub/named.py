@@ -185,7 +185,7 @@ NOT_OFFERED: dict[str, str] = {
                      "475 test questions with the gold CoS-E explanation (chance 33.3%) and on 62.9% with the vacuous "
                      "baseline alone, Gold − Vacuous is −0.661 nats [−0.786, −0.534], and Φ_base reads the answer from "
                      "the baseline alone on 66.9% (measured with `larev-hf evaluators build commonsenseqa --data-dir "
-                     "../shared/data`, 1,344 s on 2 CPU cores). Train an evaluator of your own (`larev-hf run --dataset "
+                     "../shared/data`, 1,344 s on 2 CPU cores; docs/cli.md, '`larev-hf evaluators`'). Train an evaluator of your own (`larev-hf run --dataset "
                      "cose` with a larger backbone or more training rows) and check its report's accuracy against the "
                      "trust check before `larev-hf export`",
     "strategyqa": "no offline backbone learns StrategyQA from its facts, so no bundle of one passes the trust check: "

@@ -5,10 +5,10 @@ respect to log p_Φbase(y | b), so a large positive attribution marks a word tha
 label more likely: a label cue. The attributions sum to log p(y | b) − log p(y | 0): where Φ_base
 already gives y at the all-zero input (the label it falls back on) and is sure of y on b, that
 total is near 0 and the cue that b states goes unnoticed. On StrategyQA's yes/no baselines
-("…? yes.") t5-tiny's Φ_base falls back on "yes": the answer word was t_leak for 969 of 971
-"no" baselines and 180 of 861 "yes" ones. ``target="log_odds"`` attributes the gold label's
+("…? yes.") t5-tiny's Φ_base falls back on "yes", and the answer word was t_leak for almost every "no" baseline
+and few "yes" ones (measured: docs/method.md, "5. ig: leakage terms by Integrated Gradients"). ``target="log_odds"`` attributes the gold label's
 log-odds against the other labels instead, log p(y | b) − log Σ_{y'≠y} p(y' | b), which does not
-saturate as p(y | b) → 1 (docs/larev.md, "IG's target"). Subword attributions (summed over the embedding dimension) are
+saturate as p(y | b) → 1 (docs/method.md, "IG's target on yes/no data"). Subword attributions (summed over the embedding dimension) are
 summed into words; t_leak is the top word (or the top-k words), skipping stop words and
 punctuation when the guard is on (the thesis notes IG sometimes picks function words, §6.2).
 

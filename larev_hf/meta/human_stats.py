@@ -284,7 +284,8 @@ def annotator_agreement(votes: Sequence[Sequence[float]], instance_ids: Sequence
 
 
 #: A ceiling closer to chance than this is no ceiling: the annotators barely agree, and a ratio to it only magnifies
-#: noise (the shared fine-grained SNLI file: one annotator against the others, Spearman 0.07 on new_supporting).
+#: noise (measured on the shared fine-grained SNLI file: docs/human.md, "Measured: select-1, the annotators' ceiling
+#: and the grounded evaluator").
 MIN_CEILING_MARGIN = 0.1
 
 

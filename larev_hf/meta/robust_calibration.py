@@ -2,8 +2,8 @@
 
 A calibrated score fitted to human acceptability alone (:mod:`larev_hf.scores.calibration`) can be gamed. People
 reward explanations that reuse the input's words, so the fit gives ROUGE-L(r, x) a large positive weight and a copy of
-the input, whose overlap is the highest possible, outscores the gold on almost every row (measured on t5-tiny e-SNLI:
-AUC 0.02 against VARSuite's ``input_copy``, where LAREV alone has 0.82). Here the fit knows what must never win:
+the input, whose overlap is the highest possible, outscores the gold on almost every row (measured: docs/human.md, "A
+calibration that cannot be gamed"). Here the fit knows what must never win:
 
 - **caps** (:class:`~larev_hf.scores.calibration.Calibration`): every text feature (every feature but the method's own
   score) is bounded at a quantile of its values among the *acceptable* judged explanations, so inflating it past where
@@ -41,12 +41,12 @@ from larev_hf.scores.calibration import Calibration, feature_matrix, fit_calibra
 ROBUST_FLOOR = 0.80
 #: ... or, where the method alone is below the floor, when it is no more than this below the method alone.
 ROBUST_SLACK = 0.02
-#: How far above the floor a candidate must be on the check half: its 500 examples (the default) give an AUC a standard
-#: error near 0.01, and a candidate chosen at the floor there fell below it on the test split (t5-tiny e-SNLI: 0.800 →
-#: 0.787). The slack below the method alone is not tightened: a family at chance for both would fail on noise.
+#: How far above the floor a candidate must be on the check half: its AUC is an estimate from a sample, and a candidate
+#: chosen at the floor there fell below it on the test split (measured: docs/human.md, "A calibration that cannot be
+#: gamed"). The slack below the method alone is not tightened: a family at chance for both would fail on noise.
 SELECTION_MARGIN = 0.01
-#: Fewer check examples than this and the report says the choice may not hold on the test split: with 150 (a
-#: 300-row validation split, ``minilm2minilm``) the chosen fit failed one family there in two of three evaluator seeds.
+#: Fewer check examples than this and the report says the choice may not hold on the test split (measured with a
+#: 300-row validation split: docs/human.md, "A calibration that cannot be gamed").
 FEW_CHECK_EXAMPLES = 500
 #: Where the text features are capped: a quantile of their values among the acceptable judged explanations (None:
 #: uncapped).

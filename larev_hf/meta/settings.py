@@ -104,7 +104,8 @@ class HumanSettings:
     robustness_fit_split: str = help_field(
         "train", "--calibrate robust: the split whose VARSuite rows enter the fit as unacceptable explanations: train "
         "(the whole validation split then checks the choice) or validation (alternate examples, the others check it: "
-        "half as many; with a 300-row split the choice failed a family on the test split in two of three seeds)",
+        "half as many, which on a small split may not hold on the test split; measured: docs/human.md, 'A calibration "
+        "that cannot be gamed')",
         choices=("train", "validation"), report_only=True)
     max_instances: int | None = help_field(None, "only the file's first N instances")
     reduction: str | None = help_field(

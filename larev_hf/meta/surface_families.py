@@ -1,7 +1,8 @@
 """VARSuite families that a surface heuristic cannot pass (our extension of VARIF §4; docs/meta.md).
 
-On e-SNLI, ROUGE-L of the rationale against the input separates gold from every template family A-D (AUC ≥ 0.94) and
-length separates the leaks (0.99): the template families differ from gold on the surface. These families do not:
+On e-SNLI, ROUGE-L of the rationale against the input separates gold from every template family A-D and length
+separates the leaks (measured: docs/meta.md, "Families"): the template families differ from gold on the surface.
+These families do not:
 
 - ``input_copy``: a restatement of the input (premise and hypothesis, or the question), which ROUGE-L against the input
   scores at its maximum although it adds nothing;
@@ -49,9 +50,9 @@ COPY_TEMPLATES: dict[str, dict[str, tuple[str, ...]]] = {
                 "{hypothesis_clause}.", "{hypothesis} This is what the second sentence claims.",
                 "In short, {hypothesis_clause}.", "The claim is that {hypothesis_clause}."),
     },
-    # the bare label in the lower-case, space-before-period style of e-SNLI's own explanations (the
-    # unseen attack "the answer is entailment ." beat the gold on 45% of entailment rows); unlike ``leak`` it is
-    # written as a gold explanation is, so a metric cannot tell it apart by its surface form
+    # the bare label in the lower-case, space-before-period style of e-SNLI's own explanations (an unseen attack
+    # that beats the gold on one label's rows, docs/meta.md, "Families"); unlike ``leak`` it is written as a gold
+    # explanation is, so a metric cannot tell it apart by its surface form
     "label_only": {
         "nli": ("the answer is {label} .", "{label} .", "it is {label} .", "the relation is {label} .",
                 "this is {label} .", "so it is {label} ."),

@@ -120,8 +120,8 @@ def fitted_language_model(explanations: tuple[str, ...], order: int) -> Explanat
 
 def training_records(context: Any, corpus: str) -> list[dict[str, Any]]:
     """The training records whose gold explanations the model is fitted on: the run's training split (``run``) or
-    every training row of the run's data set (``dataset``: loaded again from ``--dataset``/``--data-dir``; measured
-    in benchmarks/calibration_candidates.py, docs/human.md)."""
+    every training row of the run's data set (``dataset``: loaded again from ``--dataset``/``--data-dir``; measured:
+    docs/human.md, "Candidate recipes for the calibrated score")."""
     if corpus == "run":
         return context.split_records("train")
     from larev_hf.data import load_examples

@@ -114,9 +114,8 @@ def content_tokens(text: str) -> list[str]:
 class Grounding(HeuristicBaseline):
     """The share of the rationale's content words found in x (0 for a rationale without content words).
 
-    Annotators of the SNLI acceptability study prefer explanations that talk about the input's own words (on the
-    select half of ``snli_accept_train``, Spearman with acceptability 0.29, ROUGE-L 0.30, t5-tiny LAREV 0.26); unlike
-    ROUGE-L F1
+    Annotators of the SNLI acceptability study prefer explanations that talk about the input's own words (alone it
+    agrees with them about as well as ROUGE-L: docs/human.md, "A calibration that cannot be gamed"); unlike ROUGE-L F1
     it is bounded by the rationale's own words, so a calibration can cap it where acceptable explanations sit and a
     copy of the input gains nothing over a grounded explanation (docs/human.md "A calibration that cannot be gamed").
     """
@@ -179,8 +178,8 @@ class CopiedSpan(HeuristicBaseline):
 
 
 #: Where ``copy_excess`` starts to count: the 0.95 quantile of the copied span among the acceptable explanations of
-#: the select half of the SNLI acceptability file (measured 0.500; VARSuite's gold rationales: 0.50 at their 0.9
-#: quantile, its hypothesis copies 0.67 at their median; benchmarks/calibration_candidates.py).
+#: the select half of the SNLI acceptability file (measured: docs/human.md, "Candidate recipes for the calibrated
+#: score").
 COPY_EXCESS_FROM = 0.5
 
 

@@ -65,8 +65,8 @@ class LarevSettings:
     leakage_term: str = help_field(
         LEAKAGE_TERM, "where t_leak comes from: ig, Integrated Gradients on Φ_base (the thesis), or verbalization, the "
         "gold label's words where b states them verbatim (the template baselines always do; IG for the others). IG "
-        "from an all-zero input misses the label Φ_base falls back on: on StrategyQA it found 'yes' in 0 of 358 'yes' "
-        "baselines with minilm2minilm", choices=LEAKAGE_TERMS, stages=("ig", "environments", "probe", *PHI_LA_STAGES))
+        "from an all-zero input misses the label Φ_base falls back on (measured: docs/method.md, '5. ig: leakage terms "
+        "by Integrated Gradients')", choices=LEAKAGE_TERMS, stages=("ig", "environments", "probe", *PHI_LA_STAGES))
     ig_target: str = help_field(
         IG_TARGET, "what IG attributes to b's words: log_prob, log p(y | b) as in the thesis, or log_odds, y's log-odds "
         "against the other labels, which still finds the label b states where Φ_base is sure of y without it (a yes/no "

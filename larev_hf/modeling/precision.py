@@ -7,8 +7,8 @@ emulated and slower than fp32, so it is used only where :func:`native_bf16` says
 
 A model trained this way records it in its config (:data:`AUTOCAST_ATTRIBUTE`, saved in ``config.json`` with the
 weights), so every later scoring of it — the run's, a meta or human evaluation's, a bundle's on a user's machine —
-computes the same way without being told: scores of one evaluator do not depend on who loads it, only (within about
-0.01 nats) on whether the loading machine has bf16 arithmetic.
+computes the same way without being told: scores of one evaluator do not depend on who loads it, only (slightly;
+measured: docs/scale.md, "bf16 on a CPU that has it") on whether the loading machine has bf16 arithmetic.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ from typing import Any
 #: The settings a backbone decides where a run leaves them unset (``None``), by how its weights start: the one
 #: definition of each default below (the run's dataclass fields say "default: the backbone's"; a preset's
 #: ``defaults`` override these). Random init: learning rate, epochs and batch size that train the presets on a CPU;
-#: LAREV's λs and groups measured by benchmarks/larev_sweep.py on e-SNLI with t5-tiny (λ_IRM 0.1 gave the largest
-#: separations, every λ_probe > 0 lowered them; docs/method.md); RoRA's λ = 1 (λ = 10 pulls every prediction toward
-#: uniform on the synthetic yes/no task; docs/rora.md). Pretrained checkpoints: the thesis's optimiser and ECQA
+#: LAREV's λs and groups chosen by a sweep on e-SNLI with t5-tiny (measured: docs/method.md, "Measured defaults");
+#: RoRA's λ = 1, since a large weight pulls a model trained from scratch toward uniform predictions (measured:
+#: docs/rora.md, "What RoRA treats as leakage"). Pretrained checkpoints: the thesis's optimiser and ECQA
 #: penalties (§5.3.3: AdamW, lr 3e-5, batch 8, 8 epochs, λ_IRM 5, λ_probe 5e-4; e-SNLI's were 25 and 5e-3) and
 #: RoRA appendix C.2 (λ = 10; 64 rows = 32 yes/no groups a batch).
 KIND_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -51,7 +51,7 @@ _MINILM_SCRATCH = {"learning_rate": 5e-4, "num_train_epochs": 3.0, "batch_size":
 _MINILM_FINE_TUNE = {"learning_rate": 5e-5, "num_train_epochs": 3.0, "batch_size": 16}
 
 PRESETS: dict[str, BackbonePreset] = {
-    # d_model 128, 2+2 layers: ~200 examples/s of training on 2 CPU cores.
+    # d_model 128, 2+2 layers: sized to train on a few CPU cores (measured: docs/faq.md, "CPU or GPU?").
     "t5-tiny": BackbonePreset("t5", d_model=128, layers=2, heads=4, d_ff=512),
     "bart-tiny": BackbonePreset("bart", d_model=128, layers=2, heads=4, d_ff=512),
     "t5-mini": BackbonePreset("t5", d_model=256, layers=4, heads=4, d_ff=1024),
@@ -63,8 +63,9 @@ PRESETS: dict[str, BackbonePreset] = {
     # model (lr 5e-5), not of a from-scratch preset.
     "minilm2minilm": BackbonePreset("bert2bert", d_model=384, layers=6, heads=12, d_ff=1536, vocab_size=30522,
                                     tokenizer="minilm", pretrained=True, defaults={
-                                        # measured settings (docs/cli.md): with the pretrained kind's
-                                        # λ_IRM 5, λ_probe 5e-4 and 1 group a batch, Φ_LA collapsed at 500 rows
+                                        # the settings that work for it: with the pretrained kind's λ_IRM 5,
+                                        # λ_probe 5e-4 and 1 group a batch Φ_LA collapsed at 500 rows (measured:
+                                        # docs/scale.md, "The pretrained evaluator on 2 cores: its floor")
                                         "learning_rate": 1e-4, "num_train_epochs": 2.0, "batch_size": 16,
                                         "lambda_irm": 0.1, "lambda_probe": 0.0, "groups_per_batch": 4,
                                         "phi_la_init": "phi"}),

@@ -1,8 +1,8 @@
 """Figures that survive retraining: a run's separations over several evaluator seeds (docs/reliability.md).
 
 A single-seed interval covers test sampling only; the evaluator's own training randomness (initialisation, batch
-order, dropout) moves LAREV's headline figure by more than that interval's width (e-SNLI, t5-tiny, 3,000 rows: SUM
-3.15 [2.98, 3.32] with seed 0, 2.23 [2.08, 2.39] with seed 1). With K seeds of every trained model scored on the same
+order, dropout) moves LAREV's headline figure by more than that interval's width (measured: docs/reports.md, "Reading
+seed intervals (`--seeds`)"). With K seeds of every trained model scored on the same
 test examples, each separation d (a per-example Gold − variant difference) forms a K × n table ``D[seed, example]``:
 
 - **per seed**: ``mean(D[k])`` and that seed's own bootstrap interval;

@@ -82,8 +82,8 @@ def _separations_and_wins(scores: Mapping[str, np.ndarray], diffs: Mapping[str, 
 
 def summarize_by_label(scores: Mapping[str, np.ndarray], labels: Iterable[str]) -> dict[str, dict]:
     """Per gold label: the number of examples, each Gold − variant separation's mean and the gold-win rate on that
-    label's examples, so a leak that works for one label only (measured: "the answer is entailment ." beat the gold
-    on 45% of entailment rows, 10% of the others) is not hidden in the mean over labels."""
+    label's examples, so a leak that works for one label only (measured: docs/meta.md, "Families") is not hidden in
+    the mean over labels."""
     labels = np.asarray(list(labels))
     diffs = separation_matrix(scores)
     return {str(label): {"n": int(np.sum(labels == label)), **_separations_and_wins(scores, diffs, labels == label)}

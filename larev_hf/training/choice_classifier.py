@@ -3,8 +3,8 @@
 Φ_base and Φ are trained with cross-entropy over each example's choices; Φ_LA with LAREV's objective on the choice
 logits, ERM + λ_IRM · IRMv1 over the environment groups (thesis eq. 4.10), through the same
 :class:`~larev_hf.training.IRMProbeTrainer` (environment-group batches, penalty warm-up, logged parts). The leakage
-probe term is not offered: ψ would be a head on Φ's frozen encoder, which λ_probe = 0 (the measured default for the
-offline backbones, docs/method.md) never trains.
+probe term is not offered: ψ would be a head on Φ's frozen encoder, which λ_probe = 0 (the default for the offline
+backbones: docs/method.md, "Measured defaults") never trains.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ class IRMProbeConfig(IRMArguments, Seq2SeqTrainingArguments):
             `larev_hf.modeling.presets`, where every backbone's value and its source are; a run passes its own).
         lambda_probe (`float`, *optional*, defaults to `0.0`):
             Weight of the subtracted frozen-probe loss; the random-init presets' default, off; set it (and pass
-            `probe_model`) to use it. docs/method.md gives the thesis's values and the measured ones.
+            `probe_model`) to use it. docs/method.md ("Penalty weights", "Measured defaults") gives the thesis's
+            values and the measured ones.
         penalty_warmup_ratio (`float`, *optional*, defaults to `1/3`):
             Both weights rise linearly from 0 to their value over this fraction of the training steps (§5.3.3).
         token_reduction (`str`, *optional*, defaults to `"sum"`):

@@ -67,8 +67,8 @@ def irm_penalty(
     """IRMv1 penalty Σ_e (∂L^e/∂w |_{w=1})², the environment risks L^e, and the per-row NLL.
 
     The risks and NLL are those at w = 1, i.e. of the model itself, so ERM reuses them. The gradient is the
-    closed form of :func:`label_nll_and_scale_gradient` (about 2× cheaper than ``torch.autograd.grad`` with
-    ``create_graph`` per environment, ``benchmarks/bench_larev.py``; equal to it up to float rounding), so it is also defined under
+    closed form of :func:`label_nll_and_scale_gradient` (cheaper than ``torch.autograd.grad`` with ``create_graph`` per
+    environment, measured: docs/method.md, "The objective"; equal to it up to float rounding), so it is also defined under
     ``no_grad``, where the trainer evaluates.
     """
     nll, scale_gradient = label_nll_and_scale_gradient(logits, labels, token_reduction)

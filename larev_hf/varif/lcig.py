@@ -16,7 +16,7 @@ example's label set (its ``choices``), as a classifier's softmax would be
 (:func:`~larev_hf.explain.choices.choice_log_probs`).
 
 **Masking, and why it is label-symmetric.** RoRA's appendix A.1 warns that the *shape* of a mask can leak the label
-(and this project measured it on StrategyQA: RoRA's top-2 masks told "yes" from "no"). r⁻ is built so that it depends
+(and this project measured it on StrategyQA: docs/varif.md, "Label-symmetric masking (r⁻)"). r⁻ is built so that it depends
 on the rationale's content only, never on which label the rationale names or which label is gold:
 
 1. every explicit label string of the example's label set (each choice and, for NLI, its inflections
