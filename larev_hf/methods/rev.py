@@ -91,7 +91,8 @@ def cvi_variant_scores(context: RunContext, model_name: str, records: Sequence[d
     scorer = ConditionalVScorer(context.model("phi_base"), context.model(model_name), context.tokenizer(),
                                 get_input_format(cfg.model.input_format), cfg.model.reduction, cfg.evaluation.eval_batch_size)
     labels, baselines = [r["label"] for r in records], [r["baseline"] for r in records]
-    return {variant: scorer.score(list(rationales), baselines, labels, base_log_probs, context.progress).scores
+    return {variant: scorer.score(rationales=list(rationales), baselines=baselines, labels=labels,
+                                  baseline_log_probs=base_log_probs, progress=context.progress).scores
             for variant, rationales in variants.items()}
 
 

@@ -293,5 +293,5 @@ class RoRAScorer(ConditionalVScorer):
     ) -> CVIScores:
         """Pointwise RoRA scores of ``rationales`` (default: each record's ``rationale``); corpus = ``.corpus`` (mean)."""
         rationales = [r["rationale"] for r in records] if rationales is None else list(rationales)
-        return self.score(rationales, [task_text(r) for r in records], [r["label"] for r in records],
-                          theta_log_probs, progress)
+        return self.score(rationales=rationales, baselines=[task_text(r) for r in records],
+                          labels=[r["label"] for r in records], baseline_log_probs=theta_log_probs, progress=progress)
