@@ -1,7 +1,9 @@
-"""Would a per-label robustness rule choose a better calibrated score? The robust calibration's choice
-(:func:`larev_hf.meta.robust_calibration.robust_calibration`) with its rule applied to every VARSuite family *within
-each gold label* of the validation split, against the library's pooled rule: the chosen fit, its held-half agreement
-with people (Spearman, pairwise, select-1) and its test-split AUC against every family, overall and per label.
+"""Would another robustness rule choose a better calibrated score? The robust calibration's choice
+(:func:`larev_hf.meta.robust_calibration.robust_calibration`) under four rules: its statistic the library's AUC of the
+gold rows against a family's (unpaired) or the *paired* win rate (the share of examples whose gold scores strictly
+above its own attack, the statistic the trust targets are stated in), applied to every VARSuite family pooled or
+*within each gold label* of the validation split. For each: the chosen fit, its held-half agreement with people
+(Spearman, pairwise, select-1) and its test-split statistics against every family, overall and per label.
 
 Reads what ``larev-hf human --calibrate`` left in a human directory whose attacks were scored on the train, validation
 and test splits (a named build with ``--robustness-report-split test``):
@@ -31,10 +33,12 @@ FEATURES = ("larev", "explanation_lm", "copied_span", "grounding", "copy_excess"
 
 
 class LabelledAttacks(AttackScores):
-    """VARSuite rows that also know their gold label; ``per_label`` adds ``family@label`` AUCs to every check."""
+    """VARSuite rows that also know their gold label; ``per_label`` adds ``family@label`` values to every check, and
+    ``paired`` replaces the AUC by the paired win rate."""
 
     labels: np.ndarray
     per_label: bool = False
+    paired: bool = False
 
     @classmethod
     def read(cls, directory: Path, features: tuple[str, ...], per_label: bool) -> LabelledAttacks:
@@ -45,25 +49,36 @@ class LabelledAttacks(AttackScores):
         out.labels, out.per_label = np.array([gold[i] for i in rows.ids]), per_label
         return out
 
+    def _statistic(self, scores: np.ndarray, keep: np.ndarray) -> float | None:
+        """The gold rows against the rows ``keep`` selects: AUC, or the share of those rows whose example's gold
+        scores strictly above them."""
+        if not self.paired:
+            gold = scores[(self.families == REFERENCE) & np.isin(self.ids, self.ids[keep])]
+            return auc(gold, scores[keep]) if len(gold) and keep.any() else None
+        gold = {i: s for i, s, f in zip(self.ids, scores, self.families, strict=True) if f == REFERENCE}
+        wins = [gold[i] > s for i, s in zip(self.ids[keep], scores[keep], strict=True) if i in gold]
+        return float(np.mean(wins)) if wins else None
+
     def subset(self, keep: np.ndarray) -> LabelledAttacks:
         out = type(self)({name: values[keep] for name, values in self.columns.items()}, self.families[keep],
                          self.ids[keep])
-        out.labels, out.per_label = self.labels[keep], self.per_label
+        out.labels, out.per_label, out.paired = self.labels[keep], self.per_label, self.paired
         return out
 
     def family_aucs(self, scores: np.ndarray) -> dict[str, float]:
-        out = super().family_aucs(scores)
+        out = super().family_aucs(scores) if not self.paired else {
+            family: self._statistic(scores, self.families == family)
+            for family in dict.fromkeys(self.families.tolist()) if family != REFERENCE}
         if self.per_label:
             for family in list(out):
                 for label in sorted(set(self.labels.tolist())):
-                    gold = scores[(self.families == REFERENCE) & (self.labels == label)]
-                    attack = scores[(self.families == family) & (self.labels == label)]
-                    if len(gold) and len(attack):
-                        out[f"{family}@{label}"] = auc(gold, attack)
+                    value = self._statistic(scores, (self.families == family) & (self.labels == label))
+                    if value is not None:
+                        out[f"{family}@{label}"] = value
         return out
 
 
-def evaluate_rule(human_dir: Path, per_label: bool) -> dict:
+def evaluate_rule(human_dir: Path, per_label: bool, paired: bool) -> dict:
     records = [row for _, row in read_jsonl(human_dir / "judged.jsonl")]
     columns = {f: np.array([row["score"] for _, row in read_jsonl(human_dir / "scores" / f"{f}.jsonl")])
                for f in FEATURES}
@@ -73,6 +88,8 @@ def evaluate_rule(human_dir: Path, per_label: bool) -> dict:
     select = np.array([halves[i] == "select" for i in instances])
     attacks = {split: LabelledAttacks.read(human_dir / "attacks" / split, FEATURES, per_label)
                for split in ("train", "validation", "test")}
+    for split in attacks.values():
+        split.paired = paired
     calibration, _, table = robust_calibration({f: columns[f][select] for f in FEATURES}, human[select],
                                                [i for i, s in zip(instances, select, strict=True) if s], FEATURES,
                                                "larev", attacks["validation"], fit_attacks=attacks["train"])
@@ -83,15 +100,20 @@ def evaluate_rule(human_dir: Path, per_label: bool) -> dict:
     test = attacks["test"]
     test.per_label = True
     aucs, method = test.family_aucs(calibration(test.columns)), test.family_aucs(test.columns["larev"])
+    test.paired = True
+    wins = test.family_aucs(calibration(test.columns))
     chosen = next(row for row in table if row["chosen"])
-    return {"rule": "per_label" if per_label else "pooled",
+    return {"rule": f"{'paired win rate' if paired else 'AUC'}, {'per label' if per_label else 'pooled'}",
             "chosen": {k: chosen[k] for k in ("cap_quantile", "unacceptable_weight", "shrink")},
             "n_passing": sum(not row["shortfalls"] for row in table), "n_candidates": len(table),
             "held": {"spearman": stats["spearman"], "pairwise": stats["pairwise"],
                      "select_1": select_one(scores, human[held], held_ids)},
-            "test_aucs": aucs, "test_aucs_larev_alone": method,
+            "test_statistic": aucs, "test_statistic_larev_alone": method,
             "test_cells_below_0.85": sorted(k for k, v in aucs.items() if v < 0.85 and not k.startswith("gold_leaky")),
-            "test_weaker_than_larev_alone": sorted(k for k, v in aucs.items() if v < method[k] - 0.02)}
+            "test_weaker_than_larev_alone": sorted(k for k, v in aucs.items() if v < method[k] - 0.02),
+            "test_paired_win_rates": wins,
+            "test_win_rate_cells_below_0.85": {k: v for k, v in sorted(wins.items())
+                                               if v < 0.85 and not k.startswith("gold_leaky")}}
 
 
 def main() -> None:
@@ -99,12 +121,13 @@ def main() -> None:
     parser.add_argument("--human-dir", type=Path, required=True)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    results = [evaluate_rule(args.human_dir, per_label) for per_label in (False, True)]
+    results = [evaluate_rule(args.human_dir, per_label, paired) for paired in (False, True) for per_label in (False, True)]
     for r in results:
-        print(f"{r['rule']:>9}: chosen {r['chosen']} ({r['n_passing']}/{r['n_candidates']} pass); held ρ "
+        print(f"{r['rule']:>26}: chosen {r['chosen']} ({r['n_passing']}/{r['n_candidates']} pass); held ρ "
               f"{r['held']['spearman']:.3f} pairwise {r['held']['pairwise']:.3f} select-1 {r['held']['select_1']:.3f}; "
               f"test cells < 0.85: {len(r['test_cells_below_0.85'])}; weaker than LAREV alone: "
-              f"{r['test_weaker_than_larev_alone']}")
+              f"{r['test_weaker_than_larev_alone']}; paired win rates < 0.85: "
+              f"{ {k: round(v, 3) for k, v in r['test_win_rate_cells_below_0.85'].items()} }")
     if args.json:
         write_json(args.json, {"command": "python benchmarks/calibration_per_label_rule.py --human-dir "
                                           "CACHE/esnli-e581663992b1/human", "results": results})
