@@ -93,16 +93,19 @@ class HumanCalibration:
             method = self.anchor()
             calibration, out_of_fold, table = robust_calibration(fit_columns, judged, instances, features, method,
                                                                  attacks["validation"], seed=self.run.config.training.seed,
-                                                                 fit_attacks=attacks.get("train"))
+                                                                 fit_attacks=attacks.get("train"),
+                                                                 statistic=self.settings.robustness_statistic)
             fits = {"calibrated": (calibration, out_of_fold), **fits}
             section.update(method=method, candidates=table,
                            check_examples=calibration.fitted_on["robust"]["n_check_examples"],
-                           fit_split=self.settings.robustness_fit_split)
+                           fit_split=self.settings.robustness_fit_split,
+                           statistic=self.settings.robustness_statistic)
             if "test" in attacks:
                 test = attacks["test"]
-                method_aucs = test.family_aucs(test.columns[method])
+                statistic = self.settings.robustness_statistic
+                method_aucs = test.family_statistics(test.columns[method], statistic)
                 section["robustness"] = {"method": method_aucs, **{
-                    name: {"aucs": (aucs := test.family_aucs(fit[0](test.columns))),
+                    name: {"aucs": (aucs := test.family_statistics(fit[0](test.columns), statistic)),
                            "shortfalls": robustness_shortfalls(aucs, method_aucs)} for name, fit in fits.items()}}
         else:
             fits = {"calibrated": fits["calibrated_agreement"]}

@@ -51,6 +51,12 @@ FEW_CHECK_EXAMPLES = 500
 #: Where the text features are capped: a quantile of their values among the acceptable judged explanations (None:
 #: uncapped).
 CAP_QUANTILES: tuple[float | None, ...] = (None, 0.5, 0.25, 0.1, 0.05)
+#: How a candidate's robustness against a family is measured: the AUC of every gold row against every attack row
+#: (``auc``), or the paired win rate, the share of attack rows whose own gold scores strictly higher (``paired``).
+ROBUSTNESS_STATISTICS = ("auc", "paired")
+#: How the report names each statistic.
+STATISTIC_TITLES = {"auc": "AUC of the gold against each family",
+                    "paired": "Share of each family's rows whose own gold scores higher (paired win rate)"}
 #: Total weight of the attack rows (unacceptable) relative to the judged explanations.
 UNACCEPTABLE_WEIGHTS: tuple[float, ...] = (0.0, 1.0)
 #: Factors on the text features' coefficients (0: the method's score alone, re-scaled to log-odds).
@@ -93,6 +99,30 @@ class AttackScores:
         return {family: auc(gold, scores[self.families == family])
                 for family in dict.fromkeys(self.families.tolist()) if family != REFERENCE}
 
+    def family_win_rates(self, scores: np.ndarray) -> dict[str, float]:
+        """Per family, the share of its rows whose own example's gold row scores strictly higher (the paired
+        statistic: an attack is a change of one example's gold, so each gold is compared with its own attacks only;
+        rows of an example without a gold row are left out)."""
+        gold = {example: score for example, score, family in zip(self.ids, scores, self.families, strict=True)
+                if family == REFERENCE}
+        if not gold:
+            raise ValueError("these VARSuite rows have no gold rows to compare the families with")
+        out = {}
+        for family in dict.fromkeys(self.families.tolist()):
+            if family == REFERENCE:
+                continue
+            keep = self.families == family
+            wins = [gold[example] > score for example, score in zip(self.ids[keep], scores[keep], strict=True)
+                    if example in gold]
+            out[family] = float(np.mean(wins)) if wins else float("nan")
+        return out
+
+    def family_statistics(self, scores: np.ndarray, statistic: str) -> dict[str, float]:
+        """:meth:`family_aucs` (``"auc"``) or :meth:`family_win_rates` (``"paired"``)."""
+        if statistic not in ROBUSTNESS_STATISTICS:
+            raise ValueError(f"robustness statistic must be one of {ROBUSTNESS_STATISTICS}, got {statistic!r}")
+        return self.family_aucs(scores) if statistic == "auc" else self.family_win_rates(scores)
+
 
 def robustness_shortfalls(calibrated: Mapping[str, float], method: Mapping[str, float], floor: float = ROBUST_FLOOR,
                           slack: float = ROBUST_SLACK) -> dict[str, dict[str, float]]:
@@ -114,12 +144,13 @@ def _caps(columns: Mapping[str, np.ndarray], acceptable: np.ndarray, features: S
 
 def robust_calibration(columns: Mapping[str, np.ndarray], human: Any, instance_ids: Sequence[Any],
                        features: Sequence[str], method: str, attacks: AttackScores, threshold: float = 0.5,
-                       seed: int = 0, fit_attacks: AttackScores | None = None
+                       seed: int = 0, fit_attacks: AttackScores | None = None, statistic: str = "auc"
                        ) -> tuple[Calibration, np.ndarray, list[dict[str, Any]]]:
     """Choose and fit the calibration (see the module docstring). Returns it, its out-of-fold scores on the judged rows
     and the table of every candidate (caps quantile, attack weight, shrink, agreement, check-half AUCs, shortfalls).
     With ``fit_attacks`` (VARSuite on another split, e.g. the training split) those rows enter the fit and all of
-    ``attacks`` checks the choice, instead of alternate halves of ``attacks``."""
+    ``attacks`` checks the choice, instead of alternate halves of ``attacks``. ``statistic`` is what the rule reads
+    per family (:data:`ROBUSTNESS_STATISTICS`; the table's ``aucs`` then hold that statistic)."""
     features = list(features)
     if method not in features:
         raise ValueError(f"a robust calibration needs the method's own score among its features; {method!r} is not "
@@ -128,7 +159,7 @@ def robust_calibration(columns: Mapping[str, np.ndarray], human: Any, instance_i
     acceptable = human >= threshold
     fit_half, check_half = attacks.halves() if fit_attacks is None else (fit_attacks, attacks)
     unacceptable = fit_half.subset(fit_half.families != REFERENCE).columns
-    method_aucs = check_half.family_aucs(check_half.columns[method])
+    method_aucs = check_half.family_statistics(check_half.columns[method], statistic)
     text = [name for name in features if name != method]
     table, fitted = [], []
     for quantile in CAP_QUANTILES:
@@ -142,7 +173,7 @@ def robust_calibration(columns: Mapping[str, np.ndarray], human: Any, instance_i
                     unacceptable={f: unacceptable[f] for f in features}, unacceptable_weight=weight,
                     shrink={name: shrink for name in text})
                 stats = point_statistics(out_of_fold, human, instance_ids)
-                aucs = check_half.family_aucs(calibration(check_half.columns))
+                aucs = check_half.family_statistics(calibration(check_half.columns), statistic)
                 fitted.append((calibration, out_of_fold))
                 table.append({"cap_quantile": quantile, "unacceptable_weight": weight, "shrink": shrink,
                               "spearman": stats["spearman"], "pairwise": stats["pairwise"],
@@ -154,7 +185,8 @@ def robust_calibration(columns: Mapping[str, np.ndarray], human: Any, instance_i
     calibration, out_of_fold = fitted[best]
     calibration.fitted_on["robust"] = {
         "chosen": {k: table[best][k] for k in ("cap_quantile", "unacceptable_weight", "shrink")},
-        "floor": ROBUST_FLOOR, "slack": ROBUST_SLACK, "margin": SELECTION_MARGIN, "n_candidates": len(table),
+        "floor": ROBUST_FLOOR, "slack": ROBUST_SLACK, "margin": SELECTION_MARGIN, "statistic": statistic,
+        "n_candidates": len(table),
         "n_attack_rows": {"fit": int(len(fit_half.ids)), "check": int(len(check_half.ids))},
         "n_check_examples": int(len(set(check_half.ids.tolist())))}
     for k, row in enumerate(table):
@@ -187,7 +219,7 @@ def render_robustness(report: Mapping[str, Any]) -> list[str]:
     out = ["", "## Robustness of the calibrated score (VARSuite, the run's test split)", "",
            f"Chosen among {len(section['candidates'])} candidate fits on the select half and the validation split's "
            f"VARSuite: text features {cap}, attack rows weighted {chosen['unacceptable_weight']:g}, text coefficients "
-           f"× {chosen['shrink']:g}. AUC of the gold against each family; ✗ = below {ROBUST_FLOOR} where "
+           f"× {chosen['shrink']:g}. {STATISTIC_TITLES[section.get('statistic', 'auc')]}; ✗ = below {ROBUST_FLOOR} where "
            f"{section['method']} alone is not, or more than {ROBUST_SLACK} below {section['method']} alone "
            "(docs/human.md).", ""]
     if (check := section.get("check_examples", FEW_CHECK_EXAMPLES)) < FEW_CHECK_EXAMPLES:

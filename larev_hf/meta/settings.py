@@ -107,6 +107,11 @@ class HumanSettings:
         "half as many, which on a small split may not hold on the test split; measured: docs/human.md, 'A calibration "
         "that cannot be gamed')",
         choices=("train", "validation"), report_only=True)
+    robustness_statistic: str = help_field(
+        "auc", "--calibrate robust: what the rule reads per VARSuite family: auc (every gold row against every attack "
+        "row, across examples) or paired (the share of attack rows whose own gold scores strictly higher: a feature "
+        "that is the same for a gold and its attack then costs nothing; docs/human.md, 'Candidate recipes for the "
+        "calibrated score')", choices=("auc", "paired"), report_only=True)
     max_instances: int | None = help_field(None, "only the file's first N instances")
     reduction: str | None = help_field(
         None, "log p(y | ·) as the summed (sum) or REV's mean (mean) label-token log-prob when scoring (default: the "

@@ -113,6 +113,33 @@ def test_attack_rows_of_another_split_enter_the_fit_and_all_of_the_checked_split
     assert chosen["aucs"]["input_copy"] >= ROBUST_FLOOR + SELECTION_MARGIN
 
 
+def test_the_paired_win_rate_compares_each_gold_with_its_own_attacks_only() -> None:
+    """Hand computation: a feature that spreads the examples apart (a large per-example offset shared by a gold and
+    its attack) lowers the AUC across examples but not the paired win rate."""
+    offsets = np.array([0.0, 10.0, 20.0])
+    gold, attack = offsets + 1.0, offsets + np.array([0.5, 1.5, 0.0])  # example 1's attack beats its gold
+    rows = AttackScores({"s": np.concatenate([gold, attack, [5.0]])},
+                        np.array(["gold"] * 3 + ["drift"] * 3 + ["drift"]), np.array(["a", "b", "c"] * 2 + ["z"]))
+    scores = rows.columns["s"]
+    assert rows.family_win_rates(scores) == {"drift": pytest.approx(2 / 3)}  # "z" has no gold: left out
+    assert rows.family_statistics(scores, "paired") == rows.family_win_rates(scores)
+    across = auc(scores[rows.families == "gold"], scores[rows.families == "drift"])
+    assert rows.family_statistics(scores, "auc") == {"drift": pytest.approx(across)}
+    with pytest.raises(ValueError, match="robustness statistic must be one of"):
+        rows.family_statistics(scores, "median")
+
+
+def test_a_paired_robust_fit_records_its_statistic_and_checks_win_rates() -> None:
+    columns, human, instances, attacks = _copy_world(0)
+    robust, _, table = robust_calibration(columns, human, instances, ["larev", "grounding"], "larev", attacks,
+                                          statistic="paired")
+    assert robust.fitted_on["robust"]["statistic"] == "paired"
+    _, check = attacks.halves()
+    chosen = next(row for row in table if row["chosen"])
+    assert chosen["aucs"] == pytest.approx(check.family_win_rates(robust(check.columns)))
+    assert chosen["aucs"]["input_copy"] >= ROBUST_FLOOR + SELECTION_MARGIN
+
+
 def test_attack_rows_enter_the_fit_as_unacceptable() -> None:
     columns, human, instances, attacks = _copy_world(0)
     copies = attacks.subset(attacks.families == "input_copy").columns
