@@ -26,19 +26,16 @@ from larev_hf.io import read_jsonl, write_json  # noqa: E402
 from larev_hf.meta.human_stats import point_statistics, select_one  # noqa: E402
 from larev_hf.meta.judgments import instance_half  # noqa: E402
 from larev_hf.meta.robust_calibration import AttackScores, robust_calibration  # noqa: E402
-from larev_hf.meta.settings import REFERENCE  # noqa: E402
-from larev_hf.meta.stats import auc  # noqa: E402
 
 FEATURES = ("larev", "explanation_lm", "copied_span", "grounding", "copy_excess")
 
 
 class LabelledAttacks(AttackScores):
-    """VARSuite rows that also know their gold label; ``per_label`` adds ``family@label`` values to every check, and
-    ``paired`` replaces the AUC by the paired win rate."""
+    """VARSuite rows that also know their gold label; ``per_label`` adds each family's statistic within each gold
+    label (``family@label``, the gold rows of that label against the family's) to every check."""
 
     labels: np.ndarray
     per_label: bool = False
-    paired: bool = False
 
     @classmethod
     def read(cls, directory: Path, features: tuple[str, ...], per_label: bool) -> LabelledAttacks:
@@ -49,32 +46,19 @@ class LabelledAttacks(AttackScores):
         out.labels, out.per_label = np.array([gold[i] for i in rows.ids]), per_label
         return out
 
-    def _statistic(self, scores: np.ndarray, keep: np.ndarray) -> float | None:
-        """The gold rows against the rows ``keep`` selects: AUC, or the share of those rows whose example's gold
-        scores strictly above them."""
-        if not self.paired:
-            gold = scores[(self.families == REFERENCE) & np.isin(self.ids, self.ids[keep])]
-            return auc(gold, scores[keep]) if len(gold) and keep.any() else None
-        gold = {i: s for i, s, f in zip(self.ids, scores, self.families, strict=True) if f == REFERENCE}
-        wins = [gold[i] > s for i, s in zip(self.ids[keep], scores[keep], strict=True) if i in gold]
-        return float(np.mean(wins)) if wins else None
-
     def subset(self, keep: np.ndarray) -> LabelledAttacks:
-        out = type(self)({name: values[keep] for name, values in self.columns.items()}, self.families[keep],
-                         self.ids[keep])
-        out.labels, out.per_label, out.paired = self.labels[keep], self.per_label, self.paired
+        rows = AttackScores.subset(self, keep)
+        out = type(self)(rows.columns, rows.families, rows.ids)
+        out.labels, out.per_label = self.labels[keep], self.per_label
         return out
 
-    def family_aucs(self, scores: np.ndarray) -> dict[str, float]:
-        out = super().family_aucs(scores) if not self.paired else {
-            family: self._statistic(scores, self.families == family)
-            for family in dict.fromkeys(self.families.tolist()) if family != REFERENCE}
+    def family_statistics(self, scores: np.ndarray, statistic: str) -> dict[str, float]:
+        out = super().family_statistics(scores, statistic)
         if self.per_label:
-            for family in list(out):
-                for label in sorted(set(self.labels.tolist())):
-                    value = self._statistic(scores, (self.families == family) & (self.labels == label))
-                    if value is not None:
-                        out[f"{family}@{label}"] = value
+            for label in sorted(set(self.labels.tolist())):
+                keep = self.labels == label
+                within = AttackScores.subset(self, keep).family_statistics(scores[keep], statistic)
+                out.update({f"{family}@{label}": value for family, value in within.items()})
         return out
 
 
@@ -88,20 +72,20 @@ def evaluate_rule(human_dir: Path, per_label: bool, paired: bool) -> dict:
     select = np.array([halves[i] == "select" for i in instances])
     attacks = {split: LabelledAttacks.read(human_dir / "attacks" / split, FEATURES, per_label)
                for split in ("train", "validation", "test")}
-    for split in attacks.values():
-        split.paired = paired
+    statistic = "paired" if paired else "auc"
     calibration, _, table = robust_calibration({f: columns[f][select] for f in FEATURES}, human[select],
                                                [i for i, s in zip(instances, select, strict=True) if s], FEATURES,
-                                               "larev", attacks["validation"], fit_attacks=attacks["train"])
+                                               "larev", attacks["validation"], fit_attacks=attacks["train"],
+                                               statistic=statistic)
     held = ~select
     held_ids = [i for i, h in zip(instances, held, strict=True) if h]
     scores = calibration({f: columns[f][held] for f in FEATURES})
     stats = point_statistics(scores, human[held], held_ids)
     test = attacks["test"]
     test.per_label = True
-    aucs, method = test.family_aucs(calibration(test.columns)), test.family_aucs(test.columns["larev"])
-    test.paired = True
-    wins = test.family_aucs(calibration(test.columns))
+    calibrated = calibration(test.columns)
+    aucs, method = test.family_statistics(calibrated, statistic), test.family_statistics(test.columns["larev"], statistic)
+    wins = test.family_statistics(calibrated, "paired")
     chosen = next(row for row in table if row["chosen"])
     return {"rule": f"{'paired win rate' if paired else 'AUC'}, {'per label' if per_label else 'pooled'}",
             "chosen": {k: chosen[k] for k in ("cap_quantile", "unacceptable_weight", "shrink")},

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from larev_hf.meta.human_stats import point_statistics
-from larev_hf.meta.settings import REFERENCE
+from larev_hf.meta.settings import REFERENCE, ROBUSTNESS_STATISTICS
 from larev_hf.meta.stats import auc
 from larev_hf.report import markdown_table
 from larev_hf.scores.calibration import Calibration, feature_matrix, fit_calibration
@@ -51,11 +51,8 @@ FEW_CHECK_EXAMPLES = 500
 #: Where the text features are capped: a quantile of their values among the acceptable judged explanations (None:
 #: uncapped).
 CAP_QUANTILES: tuple[float | None, ...] = (None, 0.5, 0.25, 0.1, 0.05)
-#: How a candidate's robustness against a family is measured: the AUC of every gold row against every attack row
-#: (``auc``), or the paired win rate, the share of attack rows whose own gold scores strictly higher (``paired``).
-ROBUSTNESS_STATISTICS = ("auc", "paired")
-#: How the report names each statistic.
-STATISTIC_TITLES = {"auc": "AUC of the gold against each family",
+#: How the report names each of :data:`~larev_hf.meta.settings.ROBUSTNESS_STATISTICS`.
+ROBUSTNESS_STATISTIC_TITLES = {"auc": "AUC of the gold against each family",
                     "paired": "Share of each family's rows whose own gold scores higher (paired win rate)"}
 #: Total weight of the attack rows (unacceptable) relative to the judged explanations.
 UNACCEPTABLE_WEIGHTS: tuple[float, ...] = (0.0, 1.0)
@@ -219,7 +216,7 @@ def render_robustness(report: Mapping[str, Any]) -> list[str]:
     out = ["", "## Robustness of the calibrated score (VARSuite, the run's test split)", "",
            f"Chosen among {len(section['candidates'])} candidate fits on the select half and the validation split's "
            f"VARSuite: text features {cap}, attack rows weighted {chosen['unacceptable_weight']:g}, text coefficients "
-           f"× {chosen['shrink']:g}. {STATISTIC_TITLES[section.get('statistic', 'auc')]}; ✗ = below {ROBUST_FLOOR} where "
+           f"× {chosen['shrink']:g}. {ROBUSTNESS_STATISTIC_TITLES[section.get('statistic', 'auc')]}; ✗ = below {ROBUST_FLOOR} where "
            f"{section['method']} alone is not, or more than {ROBUST_SLACK} below {section['method']} alone "
            "(docs/human.md).", ""]
     if (check := section.get("check_examples", FEW_CHECK_EXAMPLES)) < FEW_CHECK_EXAMPLES:

@@ -59,6 +59,9 @@ class MetaSettings:
 #: Which instances of a judged file a human-agreement report covers: all, or one half of a split by instance
 #: (choose on ``select``, report on ``held``).
 HUMAN_HALVES = ("all", "select", "held")
+#: What the robust calibration's rule reads per VARSuite family: the AUC of every gold row against every attack row
+#: (``auc``), or the paired win rate, the share of attack rows whose own gold scores strictly higher (``paired``).
+ROBUSTNESS_STATISTICS = ("auc", "paired")
 
 
 @dataclass
@@ -111,7 +114,7 @@ class HumanSettings:
         "auc", "--calibrate robust: what the rule reads per VARSuite family: auc (every gold row against every attack "
         "row, across examples) or paired (the share of attack rows whose own gold scores strictly higher: a feature "
         "that is the same for a gold and its attack then costs nothing; docs/human.md, 'Candidate recipes for the "
-        "calibrated score')", choices=("auc", "paired"), report_only=True)
+        "calibrated score')", choices=ROBUSTNESS_STATISTICS, report_only=True)
     max_instances: int | None = help_field(None, "only the file's first N instances")
     reduction: str | None = help_field(
         None, "log p(y | ·) as the summed (sum) or REV's mean (mean) label-token log-prob when scoring (default: the "
