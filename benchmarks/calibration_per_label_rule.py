@@ -62,30 +62,37 @@ class LabelledAttacks(AttackScores):
         return out
 
 
-def evaluate_rule(human_dir: Path, per_label: bool, paired: bool) -> dict:
+def evaluate_rule(human_dir: Path, per_label: bool, paired: bool, features: tuple[str, ...] = FEATURES) -> dict:
+    """The robust fit of ``features`` (the method's score first) chosen under one rule, read on the held half and the
+    test split."""
     records = [row for _, row in read_jsonl(human_dir / "judged.jsonl")]
     columns = {f: np.array([row["score"] for _, row in read_jsonl(human_dir / "scores" / f"{f}.jsonl")])
-               for f in FEATURES}
+               for f in features}
     human = np.array([r["numbers"]["acceptable"] for r in records])
     instances = [r["instance"] for r in records]
     halves = instance_half(instances, 0)
     select = np.array([halves[i] == "select" for i in instances])
-    attacks = {split: LabelledAttacks.read(human_dir / "attacks" / split, FEATURES, per_label)
+    attacks = {split: LabelledAttacks.read(human_dir / "attacks" / split, features, per_label)
                for split in ("train", "validation", "test")}
     statistic = "paired" if paired else "auc"
-    calibration, _, table = robust_calibration({f: columns[f][select] for f in FEATURES}, human[select],
-                                               [i for i, s in zip(instances, select, strict=True) if s], FEATURES,
+    calibration, _, table = robust_calibration({f: columns[f][select] for f in features}, human[select],
+                                               [i for i, s in zip(instances, select, strict=True) if s], features,
                                                "larev", attacks["validation"], fit_attacks=attacks["train"],
                                                statistic=statistic)
     held = ~select
     held_ids = [i for i, h in zip(instances, held, strict=True) if h]
-    scores = calibration({f: columns[f][held] for f in FEATURES})
+    scores = calibration({f: columns[f][held] for f in features})
     stats = point_statistics(scores, human[held], held_ids)
     test = attacks["test"]
     test.per_label = True
     calibrated = calibration(test.columns)
     aucs, method = test.family_statistics(calibrated, statistic), test.family_statistics(test.columns["larev"], statistic)
     wins = test.family_statistics(calibrated, "paired")
+    gold = {example: score for example, score, family in zip(test.ids, calibrated, test.families, strict=True)
+            if family == "gold"}
+    leak_gain = [score - gold[example] for example, score, family in zip(test.ids, calibrated, test.families,
+                                                                         strict=True)
+                 if family == "gold_leaky" and example in gold]
     chosen = next(row for row in table if row["chosen"])
     return {"rule": f"{'paired win rate' if paired else 'AUC'}, {'per label' if per_label else 'pooled'}",
             "chosen": {k: chosen[k] for k in ("cap_quantile", "unacceptable_weight", "shrink")},
@@ -96,6 +103,8 @@ def evaluate_rule(human_dir: Path, per_label: bool, paired: bool) -> dict:
             "test_cells_below_0.85": sorted(k for k, v in aucs.items() if v < 0.85 and not k.startswith("gold_leaky")),
             "test_weaker_than_larev_alone": sorted(k for k, v in aucs.items() if v < method[k] - 0.02),
             "test_paired_win_rates": wins,
+            # mean score(gold + "The answer is <label>.") − score(gold): what appending the label gains
+            "test_leak_gain": float(np.mean(leak_gain)) if leak_gain else float("nan"),
             "test_win_rate_cells_below_0.85": {k: v for k, v in sorted(wins.items())
                                                if v < 0.85 and not k.startswith("gold_leaky")}}
 

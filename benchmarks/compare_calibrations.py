@@ -55,8 +55,11 @@ def main() -> None:
     for statistic, entry in out["new_minus_old"].items():
         print(f"{statistic}: new − old {entry['value']:+.3f} [{entry['ci95'][0]:+.3f}, {entry['ci95'][1]:+.3f}]")
     if args.json:
-        write_json(args.json, {"command": "python benchmarks/compare_calibrations.py --old CACHE/esnli-83bb9f750fe7/"
-                                          "human --new CACHE/esnli-7789531b7c96/human", **out})
+        # the cache directories by their evaluator's name only (the machine's own paths stay out of results)
+        named = {side: f"CACHE/{path.resolve().parent.name}/{path.name}" for side, path in (("old", args.old),
+                                                                                       ("new", args.new))}
+        write_json(args.json, {"command": f"python benchmarks/compare_calibrations.py --old {named['old']} "
+                                          f"--new {named['new']}", **out})
 
 
 if __name__ == "__main__":

@@ -77,8 +77,15 @@ def reporter(progress: bool) -> Callable[[str], None]:
 def build(name: str, data_dir: str | os.PathLike | None = None, progress: bool = True) -> Path:
     """Build ``name``'s evaluator into the cache (resuming an interrupted build) and return its bundle directory."""
     recipe = named.recipe(name)
+    return build_recipe(recipe, named.evaluator_dir(recipe.name), data_dir, progress)
+
+
+def build_recipe(recipe: named.EvaluatorRecipe, directory: Path, data_dir: str | os.PathLike | None = None,
+                 progress: bool = True) -> Path:
+    """Build ``recipe`` into ``directory`` (resuming an interrupted build) and return its bundle directory: what
+    :func:`build` does for a named recipe, open to a variant of one (``dataclasses.replace(recipe, ...)``) that a
+    benchmark measures before it becomes a recipe."""
     root = named.data_root(data_dir)
-    directory = named.evaluator_dir(recipe.name)
     say = reporter(progress)
     calibration_file = recipe.calibration_file(root)
     steps = recipe.commands(root, directory)

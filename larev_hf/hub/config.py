@@ -22,7 +22,8 @@ MODEL_CARD_NAME = "README.md"
 RECIPE_NAME = "recipe.json"
 TOKENIZER_DIR = "tokenizer"
 #: Scores of the text alone that a bundle's calibration may read beside its method's own score (metric baselines).
-CALIBRATION_TEXT_FEATURES = ("length", "rouge_l", "grounding", "copied_span", "copy_excess", "explanation_lm")
+CALIBRATION_TEXT_FEATURES = ("length", "rouge_l", "grounding", "copied_span", "copy_excess", "premise_link",
+                             "explanation_lm")
 #: Version of the bundle layout; bumped when a reader of the old layout could misread the new one.
 FORMAT_VERSION = 1
 

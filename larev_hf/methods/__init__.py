@@ -10,7 +10,15 @@ scorer; importing this package registers them in canonical order. A new metric i
 
 from larev_hf.methods.base import BundleScorer, Method, MethodResult, RunContext, Stage
 from larev_hf.methods.explanation_lm import ExplanationLM
-from larev_hf.methods.heuristics import CopiedSpan, CopyExcess, Grounding, Length, RationaleOnly, RougeL
+from larev_hf.methods.heuristics import (
+    CopiedSpan,
+    CopyExcess,
+    Grounding,
+    Length,
+    PremiseLink,
+    RationaleOnly,
+    RougeL,
+)
 from larev_hf.methods.larev import LAREV
 from larev_hf.methods.larev_grounded import GroundedLAREV
 from larev_hf.methods.registry import (
@@ -25,12 +33,12 @@ from larev_hf.methods.rev import REV, ConditionalVMethod
 from larev_hf.methods.rora import RoRA
 from larev_hf.methods.simulatability import LAS, RQ
 
-for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), RougeL(), Length(), Grounding(), CopiedSpan(), CopyExcess(), ExplanationLM(), RationaleOnly()):
+for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), RougeL(), Length(), Grounding(), CopiedSpan(), CopyExcess(), PremiseLink(), ExplanationLM(), RationaleOnly()):
     if _method.name not in method_names():
         register_method(_method)
 
 __all__ = [
-    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "CopyExcess", "ExplanationLM", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "REV", "RQ",
+    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "CopyExcess", "ExplanationLM", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "PremiseLink", "REV", "RQ",
     "RationaleOnly", "RoRA", "RougeL", "RunContext",
     "Stage", "exportable_methods", "get_method", "method_names", "register_method", "resolve_methods",
     "unregister_method",

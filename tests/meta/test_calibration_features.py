@@ -49,3 +49,21 @@ def test_explanation_lm_corpus_reads_the_whole_training_split(monkeypatch: pytes
     assert ExplanationLM().calibration_state(context)["explanations"] == ["the run's gold ."]
     with pytest.raises(ValueError, match="explanation-lm-corpus"):
         ExplanationLMSettings(explanation_lm_corpus="all").validate(None)
+
+
+def test_premise_link_is_zero_for_the_hypothesis_restated_and_counts_the_premise_words_an_explanation_uses() -> None:
+    record = make_example(id="a", task="nli", label="entailment", choices=("entailment", "neutral", "contradiction"),
+                          premise="A man in a raincoat rides a bicycle along a flooded road.",
+                          hypothesis="A man is outside in the rain.")
+    texts = ["The claim is that a man is outside in the rain.", "A raincoat and a flooded road mean rain.",
+             "the man rides outside", "so it is ."]
+    linked = get_method("premise_link").pointwise(None, [record] * len(texts), {"r": texts}, {})["r"]
+    # content words (stemmed, stop words out): claim, man, outsid, rain (none the premise's alone); raincoat, flood,
+    # road | mean, rain; ride | man, outsid; none
+    np.testing.assert_allclose(linked, [0.0, 3 / 5, 1 / 3, 0.0])
+    assert not get_method("premise_link").in_all and get_method("premise_link").kind == "baseline"
+    question = make_example(id="q", task="qa", label="river", choices=("river", "desert", "city"),
+                            question="Where would you find water flowing downhill?")
+    shares = get_method("premise_link").pointwise(None, [question] * 2, {"r": ["a river .", "water flows downhill"]},
+                                                  {})["r"]
+    np.testing.assert_allclose(shares, [0.0, 1.0])  # the answer restated links nothing; the question's words do

@@ -107,9 +107,9 @@ def test_every_method_scores_every_suite_row(meta_dir: Path, tiny_run: Path) -> 
     report = json.loads((meta_dir / "report.json").read_text())
     suite = {(row["family"], row["id"]) for _, row in read_jsonl(meta_dir / "meta" / "suite.jsonl")}
     # the run's five and its three baselines, then every other baseline (grounding, copied_span, copy_excess,
-    # explanation_lm: not in `all`)
+    # premise_link, explanation_lm: not in `all`)
     assert list(report["methods"]) == [*resolve_methods("all"), "grounding", "copied_span", "copy_excess",
-                                       "explanation_lm"]
+                                       "premise_link", "explanation_lm"]
     for method in report["methods"]:
         assert set(_scores(meta_dir / "meta", method)) == suite
     for name in ("meta_report.md", "meta_report.json", "meta_heatmap.png"):
