@@ -9,6 +9,13 @@ computed here with the registered metric baseline of that name (a text feature: 
 on the judged explanations and every split's VARSuite rows, written beside copies of the build's score files in
 ``--work-dir``; the build's directory is only read.
 
+Besides the library's features, three text features tried and not kept can be named (:data:`TRIED`):
+``copied_coverage`` (the share of r's tokens inside a trigram copied from x), ``coverage_excess`` (−max(0, copied
+coverage − its 0.95 quantile among the select half's acceptable explanations)) and ``hypothesis_share`` (the share of
+r's content words from the hypothesis and not the premise). For each feature of the sets that is not the method's
+score, the JSON also holds its Spearman with acceptability on the select half and its mean on the test split's
+entailment rows for the gold, the hypothesis copy and the input copy.
+
 Reads a human directory whose attacks were scored on the train, validation and test splits (a named build with
 ``robustness_report_split="test"``, e.g. one of ``benchmarks/esnli_recipe_rows.py``):
 
@@ -28,25 +35,87 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import numpy as np  # noqa: E402
 from calibration_per_label_rule import evaluate_rule  # noqa: E402
+from rouge_score.tokenizers import DefaultTokenizer  # noqa: E402
+from scipy.stats import spearmanr  # noqa: E402
 
 from larev_hf.io import read_jsonl, write_json, write_jsonl  # noqa: E402
-from larev_hf.methods import get_method  # noqa: E402
+from larev_hf.meta.judgments import instance_half  # noqa: E402
+from larev_hf.methods import get_method, method_names  # noqa: E402
+from larev_hf.methods.heuristics import content_tokens, input_text  # noqa: E402
 
 SPLITS = ("train", "validation", "test")
+#: the n-gram length of a copy in ``copied_coverage``
+COPY_NGRAM = 3
 
 
-def add_feature(work: Path, name: str) -> None:
+def copied_coverage(records: list[dict], texts: list[str]) -> np.ndarray:
+    """The share of each rationale's tokens inside an n-gram (:data:`COPY_NGRAM`) of x's tokens, in any order (ROUGE's
+    stemming tokenizer, as ``copied_span``)."""
+    tokenizer = DefaultTokenizer(use_stemmer=True)
+    out = []
+    for record, text in zip(records, texts, strict=True):
+        r, x = tokenizer.tokenize(text), tokenizer.tokenize(input_text(record))
+        grams = {tuple(x[i:i + COPY_NGRAM]) for i in range(len(x) - COPY_NGRAM + 1)}
+        covered = np.zeros(len(r), dtype=bool)
+        for i in range(len(r) - COPY_NGRAM + 1):
+            if tuple(r[i:i + COPY_NGRAM]) in grams:
+                covered[i:i + COPY_NGRAM] = True
+        out.append(float(covered.mean()) if len(r) else 0.0)
+    return np.array(out)
+
+
+def hypothesis_share(records: list[dict], texts: list[str]) -> np.ndarray:
+    """The share of each rationale's content words found in the hypothesis and not in the premise (NLI)."""
+    out = []
+    for record, text in zip(records, texts, strict=True):
+        own = set(content_tokens(record["hypothesis"])) - set(content_tokens(record["premise"]))
+        tokens = content_tokens(text)
+        out.append(sum(token in own for token in tokens) / len(tokens) if tokens else 0.0)
+    return np.array(out)
+
+
+#: text features tried and not kept (``coverage_excess`` is computed from ``copied_coverage`` in :func:`prepare`)
+TRIED = {"copied_coverage": copied_coverage, "hypothesis_share": hypothesis_share}
+
+
+def feature_scores(name: str, rows: list[dict], threshold: float | None) -> np.ndarray:
+    """The text feature ``name`` of ``rows``' rationales: a registered metric baseline or one of :data:`TRIED`."""
+    texts = [row["rationale"] for row in rows]
+    if name == "coverage_excess":
+        return -np.maximum(0.0, copied_coverage(rows, texts) - threshold)
+    if name in TRIED:
+        return TRIED[name](rows, texts)
+    if name not in method_names():
+        raise ValueError(f"--sets: {name!r} is neither a registered method nor one of {sorted(TRIED)}, "
+                         "coverage_excess")
+    return get_method(name).pointwise(None, rows, {"r": texts}, {})["r"]
+
+
+def select_half(judged: list[dict]) -> np.ndarray:
+    """Which judged rows are in the select half (the library's split of the instances, seed 0)."""
+    halves = instance_half([row["instance"] for row in judged], 0)
+    return np.array([halves[row["instance"]] == "select" for row in judged])
+
+
+def coverage_threshold(judged: list[dict]) -> float:
+    """The 0.95 quantile of the copied coverage among the select half's acceptable explanations."""
+    acceptable = select_half(judged) & (np.array([row["numbers"]["acceptable"] for row in judged]) >= 0.5)
+    coverage = copied_coverage(judged, [row["rationale"] for row in judged])
+    return float(np.quantile(coverage[acceptable], 0.95))
+
+
+def add_feature(work: Path, name: str, threshold: float | None) -> None:
     """Score the text feature ``name`` on the judged rows and every split's VARSuite rows of ``work`` (in place)."""
-    method = get_method(name)
     judged = [row for _, row in read_jsonl(work / "judged.jsonl")]
-    scores = method.pointwise(None, judged, {"r": [row["rationale"] for row in judged]}, {})["r"]
+    scores = feature_scores(name, judged, threshold)
     write_jsonl(work / "scores" / f"{name}.jsonl", [{"id": row["id"], "instance": row["instance"], "score": float(s)}
                                                     for row, s in zip(judged, scores, strict=True)])
     for split in SPLITS:
         directory = work / "attacks" / split
         suite = [row for _, row in read_jsonl(directory / "suite.jsonl")]
-        scores = method.pointwise(None, suite, {"r": [row["rationale"] for row in suite]}, {})["r"]
+        scores = feature_scores(name, suite, threshold)
         write_jsonl(directory / "scores" / f"{name}.jsonl", [{"id": row["id"], "family": row["family"],
                                                               "score": float(s)}
                                                              for row, s in zip(suite, scores, strict=True)])
@@ -56,9 +125,29 @@ def prepare(human_dir: Path, work: Path, features: set[str]) -> None:
     """Copy ``human_dir``'s rows and scores into ``work`` and score the features it lacks."""
     if not work.exists():
         shutil.copytree(human_dir, work, ignore=shutil.ignore_patterns("*.png", "stages", "*.md"))
+    judged = [row for _, row in read_jsonl(work / "judged.jsonl")]
+    threshold = coverage_threshold(judged) if "coverage_excess" in features else None
     for name in sorted(features):
         if not (work / "scores" / f"{name}.jsonl").is_file():
-            add_feature(work, name)
+            add_feature(work, name, threshold)
+
+
+def describe(work: Path, name: str) -> dict:
+    """``name``'s Spearman with acceptability on the select half, and its mean on the test split's entailment rows
+    for the gold and the two copies."""
+    judged = [row for _, row in read_jsonl(work / "judged.jsonl")]
+    select = select_half(judged)
+    values = np.array([row["score"] for _, row in read_jsonl(work / "scores" / f"{name}.jsonl")])
+    human = np.array([row["numbers"]["acceptable"] for row in judged])
+    suite = {(row["id"], row["family"]): row for _, row in read_jsonl(work / "attacks" / "test" / "suite.jsonl")}
+    test = [row for _, row in read_jsonl(work / "attacks" / "test" / "scores" / f"{name}.jsonl")]
+    means = {}
+    for family in ("gold", "hypothesis_copy", "input_copy"):
+        picked = [row["score"] for row in test if row["family"] == family
+                  and suite[(row["id"], row["family"])]["gold_label"] == "entailment"]
+        means[family] = float(np.mean(picked)) if picked else float("nan")
+    return {"spearman_with_acceptable_select_half": float(spearmanr(values[select], human[select]).statistic),
+            "test_entailment_mean": means}
 
 
 def main() -> int:
@@ -70,6 +159,10 @@ def main() -> int:
     args = parser.parse_args()
     sets = [tuple(entry.split(",")) for entry in args.sets]
     prepare(args.human_dir, args.work_dir, {name for features in sets for name in features})
+    described = {name: describe(args.work_dir, name) for name in dict.fromkeys(f for fs in sets for f in fs[1:])}
+    for name, entry in described.items():
+        print(f"{name}: Spearman with acceptable (select half) {entry['spearman_with_acceptable_select_half']:+.3f}; "
+              f"test entailment means {({k: round(v, 3) for k, v in entry['test_entailment_mean'].items()})}")
     results = []
     for features in sets:
         result = {"features": list(features), **evaluate_rule(args.work_dir, per_label=False, paired=True,
@@ -81,7 +174,8 @@ def main() -> int:
               f"{ {k: round(v, 3) for k, v in result['test_win_rate_cells_below_0.85'].items()} }", flush=True)
     if args.json:
         write_json(args.json, {"command": "python benchmarks/calibration_feature_sets.py --human-dir "
-                                          f"{args.human_dir} --sets " + " ".join(args.sets), "results": results})
+                                          f"{args.human_dir} --sets " + " ".join(args.sets), "features": described,
+                               "results": results})
     return 0
 
 
