@@ -9,10 +9,11 @@ computed here with the registered metric baseline of that name (a text feature: 
 on the judged explanations and every split's VARSuite rows, written beside copies of the build's score files in
 ``--work-dir``; the build's directory is only read.
 
-Besides the library's features, three text features tried and not kept can be named (:data:`TRIED`):
-``copied_coverage`` (the share of r's tokens inside a trigram copied from x), ``coverage_excess`` (−max(0, copied
-coverage − its 0.95 quantile among the select half's acceptable explanations)) and ``hypothesis_share`` (the share of
-r's content words from the hypothesis and not the premise). For each feature of the sets that is not the method's
+Besides the library's features, text features tried and not kept can be named (:data:`TRIED`, :data:`EXCESS`):
+``copied_coverage`` (the share of r's tokens inside a trigram copied from x), ``hypothesis_share`` (the share of r's
+content words from the hypothesis and not the premise), ``input_recall`` (the share of x's content words in r), and
+``coverage_excess`` / ``recall_excess`` (−max(0, the feature − its 0.95 quantile among the select half's acceptable
+explanations)). For each feature of the sets that is not the method's
 score, the JSON also holds its Spearman with acceptability on the select half and its mean on the test split's
 entailment rows for the gold, the hypothesis copy and the input copy.
 
@@ -76,20 +77,33 @@ def hypothesis_share(records: list[dict], texts: list[str]) -> np.ndarray:
     return np.array(out)
 
 
-#: text features tried and not kept (``coverage_excess`` is computed from ``copied_coverage`` in :func:`prepare`)
-TRIED = {"copied_coverage": copied_coverage, "hypothesis_share": hypothesis_share}
+def input_recall(records: list[dict], texts: list[str]) -> np.ndarray:
+    """The share of x's content words that each rationale contains (a copy of the input contains all of them)."""
+    out = []
+    for record, text in zip(records, texts, strict=True):
+        words = set(content_tokens(input_text(record)))
+        found = set(content_tokens(text))
+        out.append(len(words & found) / len(words) if words else 0.0)
+    return np.array(out)
 
 
-def feature_scores(name: str, rows: list[dict], threshold: float | None) -> np.ndarray:
+#: text features tried and not kept (``coverage_excess`` and ``recall_excess`` are computed from ``copied_coverage``
+#: and ``input_recall`` in :func:`prepare`)
+TRIED = {"copied_coverage": copied_coverage, "hypothesis_share": hypothesis_share, "input_recall": input_recall}
+#: the excess features: name → (the feature whose excess over its acceptable 0.95 quantile is penalised)
+EXCESS = {"coverage_excess": "copied_coverage", "recall_excess": "input_recall"}
+
+
+def feature_scores(name: str, rows: list[dict], threshold: dict[str, float]) -> np.ndarray:
     """The text feature ``name`` of ``rows``' rationales: a registered metric baseline or one of :data:`TRIED`."""
     texts = [row["rationale"] for row in rows]
-    if name == "coverage_excess":
-        return -np.maximum(0.0, copied_coverage(rows, texts) - threshold)
+    if name in EXCESS:
+        return -np.maximum(0.0, TRIED[EXCESS[name]](rows, texts) - threshold[name])
     if name in TRIED:
         return TRIED[name](rows, texts)
     if name not in method_names():
-        raise ValueError(f"--sets: {name!r} is neither a registered method nor one of {sorted(TRIED)}, "
-                         "coverage_excess")
+        raise ValueError(f"--sets: {name!r} is neither a registered method nor one of "
+                         f"{sorted([*TRIED, *EXCESS])}")
     return get_method(name).pointwise(None, rows, {"r": texts}, {})["r"]
 
 
@@ -99,14 +113,14 @@ def select_half(judged: list[dict]) -> np.ndarray:
     return np.array([halves[row["instance"]] == "select" for row in judged])
 
 
-def coverage_threshold(judged: list[dict]) -> float:
-    """The 0.95 quantile of the copied coverage among the select half's acceptable explanations."""
+def excess_thresholds(judged: list[dict]) -> dict[str, float]:
+    """Per excess feature, the 0.95 quantile of its base feature among the select half's acceptable explanations."""
     acceptable = select_half(judged) & (np.array([row["numbers"]["acceptable"] for row in judged]) >= 0.5)
-    coverage = copied_coverage(judged, [row["rationale"] for row in judged])
-    return float(np.quantile(coverage[acceptable], 0.95))
+    texts = [row["rationale"] for row in judged]
+    return {name: float(np.quantile(TRIED[base](judged, texts)[acceptable], 0.95)) for name, base in EXCESS.items()}
 
 
-def add_feature(work: Path, name: str, threshold: float | None) -> None:
+def add_feature(work: Path, name: str, threshold: dict[str, float]) -> None:
     """Score the text feature ``name`` on the judged rows and every split's VARSuite rows of ``work`` (in place)."""
     judged = [row for _, row in read_jsonl(work / "judged.jsonl")]
     scores = feature_scores(name, judged, threshold)
@@ -126,7 +140,7 @@ def prepare(human_dir: Path, work: Path, features: set[str]) -> None:
     if not work.exists():
         shutil.copytree(human_dir, work, ignore=shutil.ignore_patterns("*.png", "stages", "*.md"))
     judged = [row for _, row in read_jsonl(work / "judged.jsonl")]
-    threshold = coverage_threshold(judged) if "coverage_excess" in features else None
+    threshold = excess_thresholds(judged) if features & set(EXCESS) else {}
     for name in sorted(features):
         if not (work / "scores" / f"{name}.jsonl").is_file():
             add_feature(work, name, threshold)
