@@ -29,6 +29,7 @@ Reads a human directory whose attacks were scored on the train, validation and t
 from __future__ import annotations
 
 import argparse
+import functools
 import shutil
 import sys
 from pathlib import Path
@@ -41,9 +42,11 @@ from calibration_per_label_rule import evaluate_rule  # noqa: E402
 from rouge_score.tokenizers import DefaultTokenizer  # noqa: E402
 from scipy.stats import spearmanr  # noqa: E402
 
+from larev_hf.data import load_examples  # noqa: E402
 from larev_hf.io import read_jsonl, write_json, write_jsonl  # noqa: E402
 from larev_hf.meta.judgments import instance_half  # noqa: E402
 from larev_hf.methods import get_method, method_names  # noqa: E402
+from larev_hf.methods.explanation_lm import ExplanationLanguageModel  # noqa: E402
 from larev_hf.methods.heuristics import content_tokens, input_text  # noqa: E402
 
 SPLITS = ("train", "validation", "test")
@@ -94,9 +97,34 @@ TRIED = {"copied_coverage": copied_coverage, "hypothesis_share": hypothesis_shar
 EXCESS = {"coverage_excess": "copied_coverage", "recall_excess": "input_recall"}
 
 
+#: ``--explanations-data-dir``: the e-SNLI directory whose training explanations the explanation LM variants fit on
+EXPLANATIONS: dict[str, str] = {}
+
+
+@functools.cache
+def explanation_lm(order: int) -> ExplanationLanguageModel:
+    """The n-gram explanation LM of every training explanation of ``--explanations-data-dir``, at ``order``."""
+    if "data_dir" not in EXPLANATIONS:
+        raise ValueError("an explanation_lm@order=N+copy=L feature needs --explanations-data-dir")
+    records = load_examples("esnli", EXPLANATIONS["data_dir"], "train").to_list()
+    return ExplanationLanguageModel([row["rationale"] for row in records], order)
+
+
+def explanation_lm_variant(name: str, rows: list[dict], texts: list[str]) -> np.ndarray:
+    """``explanation_lm@order=N+copy=L``: the explanation LM with another n-gram order and copy weight."""
+    settings = dict(part.split("=") for part in name.split("@", 1)[1].split("+"))
+    model = explanation_lm(int(settings.get("order", 3)))
+    copy = float(settings.get("copy", 0.2))
+    return np.array([model.mean_log_probability(text, input_text(row), copy) for row, text in zip(rows, texts,
+                                                                                                  strict=True)])
+
+
 def feature_scores(name: str, rows: list[dict], threshold: dict[str, float]) -> np.ndarray:
-    """The text feature ``name`` of ``rows``' rationales: a registered metric baseline or one of :data:`TRIED`."""
+    """The text feature ``name`` of ``rows``' rationales: a registered metric baseline, one of :data:`TRIED` or
+    :data:`EXCESS`, or an explanation LM variant (``explanation_lm@order=4+copy=0.1``)."""
     texts = [row["rationale"] for row in rows]
+    if name.startswith("explanation_lm@"):
+        return explanation_lm_variant(name, rows, texts)
     if name in EXCESS:
         return -np.maximum(0.0, TRIED[EXCESS[name]](rows, texts) - threshold[name])
     if name in TRIED:
@@ -169,8 +197,11 @@ def main() -> int:
     parser.add_argument("--human-dir", type=Path, required=True)
     parser.add_argument("--work-dir", type=Path, required=True)
     parser.add_argument("--sets", nargs="+", required=True, help="feature sets, each comma-joined")
+    parser.add_argument("--explanations-data-dir", help="e-SNLI data for explanation_lm@order=N+copy=L variants")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.explanations_data_dir:
+        EXPLANATIONS["data_dir"] = args.explanations_data_dir
     sets = [tuple(entry.split(",")) for entry in args.sets]
     prepare(args.human_dir, args.work_dir, {name for features in sets for name in features})
     described = {name: describe(args.work_dir, name) for name in dict.fromkeys(f for fs in sets for f in fs[1:])}
