@@ -53,7 +53,7 @@ def measure(rows: int, out: Path, data_dir: str, seed: int | None = None) -> dic
     stages = {key: seconds for key, seconds in stage_seconds(directory).items() if not key.startswith(REPORT_ONLY)}
     report = read_json(directory / "run" / "report.json")
     accuracy = report["accuracy"]["phi_la"]
-    rule = evaluate_rule(directory / "human", per_label=False, paired=True)
+    rule = evaluate_rule(directory / "human", per_label=False, paired=True, features=tuple(recipe.calibrate))
     return {"rows": rows, "seed": run["seed"], "features": list(recipe.calibrate), "directory": str(directory), "build_seconds_without_test_attacks": round(sum(stages.values()), 1),
             "run_seconds": round(sum(s for k, s in stages.items() if k.startswith("run/")), 1),
             "calibration_seconds": round(sum(s for k, s in stages.items() if k.startswith("human/")), 1),
