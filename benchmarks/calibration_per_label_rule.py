@@ -112,9 +112,13 @@ def evaluate_rule(human_dir: Path, per_label: bool, paired: bool, features: tupl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--human-dir", type=Path, required=True)
+    parser.add_argument("--features", default=",".join(FEATURES), help="the calibration's features, comma-joined "
+                        "(the method's score first; each scored in the directory)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    results = [evaluate_rule(args.human_dir, per_label, paired) for paired in (False, True) for per_label in (False, True)]
+    features = tuple(args.features.split(","))
+    results = [evaluate_rule(args.human_dir, per_label, paired, features)
+               for paired in (False, True) for per_label in (False, True)]
     for r in results:
         print(f"{r['rule']:>26}: chosen {r['chosen']} ({r['n_passing']}/{r['n_candidates']} pass); held ρ "
               f"{r['held']['spearman']:.3f} pairwise {r['held']['pairwise']:.3f} select-1 {r['held']['select_1']:.3f}; "
@@ -122,8 +126,10 @@ def main() -> None:
               f"{r['test_weaker_than_larev_alone']}; paired win rates < 0.85: "
               f"{ {k: round(v, 3) for k, v in r['test_win_rate_cells_below_0.85'].items()} }")
     if args.json:
-        write_json(args.json, {"command": "python benchmarks/calibration_per_label_rule.py --human-dir "
-                                          "CACHE/esnli-e581663992b1/human", "results": results})
+        # the directory as HUMAN_DIR: the machine's own paths stay out of results
+        write_json(args.json, {"command": "python benchmarks/calibration_per_label_rule.py --human-dir HUMAN_DIR"
+                                          + (f" --features {args.features}" if features != FEATURES else ""),
+                                "results": results})
 
 
 if __name__ == "__main__":
