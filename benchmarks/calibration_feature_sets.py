@@ -47,7 +47,7 @@ from larev_hf.io import read_jsonl, write_json, write_jsonl  # noqa: E402
 from larev_hf.meta.judgments import instance_half  # noqa: E402
 from larev_hf.methods import get_method, method_names  # noqa: E402
 from larev_hf.methods.explanation_lm import ExplanationLanguageModel  # noqa: E402
-from larev_hf.methods.heuristics import content_tokens, input_text  # noqa: E402
+from larev_hf.methods.heuristics import content_tokens, input_text, share_of_content_words_in  # noqa: E402
 
 SPLITS = ("train", "validation", "test")
 #: the n-gram length of a copy in ``copied_coverage``
@@ -72,12 +72,8 @@ def copied_coverage(records: list[dict], texts: list[str]) -> np.ndarray:
 
 def hypothesis_share(records: list[dict], texts: list[str]) -> np.ndarray:
     """The share of each rationale's content words found in the hypothesis and not in the premise (NLI)."""
-    out = []
-    for record, text in zip(records, texts, strict=True):
-        own = set(content_tokens(record["hypothesis"])) - set(content_tokens(record["premise"]))
-        tokens = content_tokens(text)
-        out.append(sum(token in own for token in tokens) / len(tokens) if tokens else 0.0)
-    return np.array(out)
+    own = [set(content_tokens(record["hypothesis"])) - set(content_tokens(record["premise"])) for record in records]
+    return share_of_content_words_in(own, {"r": texts})["r"]
 
 
 def input_recall(records: list[dict], texts: list[str]) -> np.ndarray:

@@ -25,7 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from larev_hf.io import read_jsonl, write_json  # noqa: E402
 from larev_hf.meta.human_stats import point_statistics, select_one  # noqa: E402
 from larev_hf.meta.judgments import instance_half  # noqa: E402
+from larev_hf.meta.report import LEAK_FAMILY  # noqa: E402
 from larev_hf.meta.robust_calibration import AttackScores, robust_calibration  # noqa: E402
+from larev_hf.meta.stats import mean_separation  # noqa: E402
 
 FEATURES = ("larev", "explanation_lm", "copied_span", "grounding", "copy_excess")
 
@@ -88,11 +90,7 @@ def evaluate_rule(human_dir: Path, per_label: bool, paired: bool, features: tupl
     calibrated = calibration(test.columns)
     aucs, method = test.family_statistics(calibrated, statistic), test.family_statistics(test.columns["larev"], statistic)
     wins = test.family_statistics(calibrated, "paired")
-    gold = {example: score for example, score, family in zip(test.ids, calibrated, test.families, strict=True)
-            if family == "gold"}
-    leak_gain = [score - gold[example] for example, score, family in zip(test.ids, calibrated, test.families,
-                                                                         strict=True)
-                 if family == "gold_leaky" and example in gold]
+    leak = test.paired_with_gold(calibrated, LEAK_FAMILY)
     chosen = next(row for row in table if row["chosen"])
     return {"rule": f"{'paired win rate' if paired else 'AUC'}, {'per label' if per_label else 'pooled'}",
             "chosen": {k: chosen[k] for k in ("cap_quantile", "unacceptable_weight", "shrink")},
@@ -104,7 +102,7 @@ def evaluate_rule(human_dir: Path, per_label: bool, paired: bool, features: tupl
             "test_weaker_than_larev_alone": sorted(k for k, v in aucs.items() if v < method[k] - 0.02),
             "test_paired_win_rates": wins,
             # mean score(gold + "The answer is <label>.") − score(gold): what appending the label gains
-            "test_leak_gain": float(np.mean(leak_gain)) if leak_gain else float("nan"),
+            "test_leak_gain": -mean_separation(*leak) if len(leak[0]) else float("nan"),
             "test_win_rate_cells_below_0.85": {k: v for k, v in sorted(wins.items())
                                                if v < 0.85 and not k.startswith("gold_leaky")}}
 

@@ -96,22 +96,28 @@ class AttackScores:
         return {family: auc(gold, scores[self.families == family])
                 for family in dict.fromkeys(self.families.tolist()) if family != REFERENCE}
 
+    def paired_with_gold(self, scores: np.ndarray, family: str) -> tuple[np.ndarray, np.ndarray]:
+        """(gold, attack): the scores of ``family``'s rows and of each one's own example's gold row, aligned (rows of
+        an example without a gold row are left out)."""
+        gold = {example: score for example, score, name in zip(self.ids, scores, self.families, strict=True)
+                if name == REFERENCE}
+        if not gold:
+            raise ValueError("these VARSuite rows have no gold rows to compare the families with")
+        keep = self.families == family
+        pairs = [(gold[example], score) for example, score in zip(self.ids[keep], scores[keep], strict=True)
+                 if example in gold]
+        return np.array([g for g, _ in pairs], dtype=float), np.array([a for _, a in pairs], dtype=float)
+
     def family_win_rates(self, scores: np.ndarray) -> dict[str, float]:
         """Per family, the share of its rows whose own example's gold row scores strictly higher (the paired
         statistic: an attack is a change of one example's gold, so each gold is compared with its own attacks only;
         rows of an example without a gold row are left out)."""
-        gold = {example: score for example, score, family in zip(self.ids, scores, self.families, strict=True)
-                if family == REFERENCE}
-        if not gold:
-            raise ValueError("these VARSuite rows have no gold rows to compare the families with")
         out = {}
         for family in dict.fromkeys(self.families.tolist()):
             if family == REFERENCE:
                 continue
-            keep = self.families == family
-            wins = [gold[example] > score for example, score in zip(self.ids[keep], scores[keep], strict=True)
-                    if example in gold]
-            out[family] = float(np.mean(wins)) if wins else float("nan")
+            gold, attack = self.paired_with_gold(scores, family)
+            out[family] = float(np.mean(gold > attack)) if len(gold) else float("nan")
         return out
 
     def family_statistics(self, scores: np.ndarray, statistic: str) -> dict[str, float]:
