@@ -32,6 +32,8 @@ import argparse
 import functools
 import shutil
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -93,36 +95,41 @@ TRIED = {"copied_coverage": copied_coverage, "hypothesis_share": hypothesis_shar
 EXCESS = {"coverage_excess": "copied_coverage", "recall_excess": "input_recall"}
 
 
-#: ``--explanations-data-dir``: the e-SNLI directory whose training explanations the explanation LM variants fit on
-EXPLANATIONS: dict[str, str] = {}
+@dataclass(frozen=True)
+class FeatureInputs:
+    """What the tried features read besides a row: the excess features' thresholds (:func:`excess_thresholds`) and
+    the e-SNLI directory whose training explanations the explanation LM variants are fitted on."""
+
+    thresholds: Mapping[str, float]
+    explanations_data_dir: str | None = None
 
 
 @functools.cache
-def explanation_lm(order: int) -> ExplanationLanguageModel:
-    """The n-gram explanation LM of every training explanation of ``--explanations-data-dir``, at ``order``."""
-    if "data_dir" not in EXPLANATIONS:
-        raise ValueError("an explanation_lm@order=N+copy=L feature needs --explanations-data-dir")
-    records = load_examples("esnli", EXPLANATIONS["data_dir"], "train").to_list()
+def explanation_lm(data_dir: str, order: int) -> ExplanationLanguageModel:
+    """The n-gram explanation LM of every training explanation of ``data_dir``, at ``order`` (fitted once)."""
+    records = load_examples("esnli", data_dir, "train").to_list()
     return ExplanationLanguageModel([row["rationale"] for row in records], order)
 
 
-def explanation_lm_variant(name: str, rows: list[dict], texts: list[str]) -> np.ndarray:
+def explanation_lm_variant(name: str, rows: list[dict], texts: list[str], data_dir: str | None) -> np.ndarray:
     """``explanation_lm@order=N+copy=L``: the explanation LM with another n-gram order and copy weight."""
+    if data_dir is None:
+        raise ValueError("an explanation_lm@order=N+copy=L feature needs --explanations-data-dir")
     settings = dict(part.split("=") for part in name.split("@", 1)[1].split("+"))
-    model = explanation_lm(int(settings.get("order", 3)))
+    model = explanation_lm(data_dir, int(settings.get("order", 3)))
     copy = float(settings.get("copy", 0.2))
     return np.array([model.mean_log_probability(text, input_text(row), copy) for row, text in zip(rows, texts,
                                                                                                   strict=True)])
 
 
-def feature_scores(name: str, rows: list[dict], threshold: dict[str, float]) -> np.ndarray:
+def feature_scores(name: str, rows: list[dict], inputs: FeatureInputs) -> np.ndarray:
     """The text feature ``name`` of ``rows``' rationales: a registered metric baseline, one of :data:`TRIED` or
     :data:`EXCESS`, or an explanation LM variant (``explanation_lm@order=4+copy=0.1``)."""
     texts = [row["rationale"] for row in rows]
     if name.startswith("explanation_lm@"):
-        return explanation_lm_variant(name, rows, texts)
+        return explanation_lm_variant(name, rows, texts, inputs.explanations_data_dir)
     if name in EXCESS:
-        return -np.maximum(0.0, TRIED[EXCESS[name]](rows, texts) - threshold[name])
+        return -np.maximum(0.0, TRIED[EXCESS[name]](rows, texts) - inputs.thresholds[name])
     if name in TRIED:
         return TRIED[name](rows, texts)
     if name not in method_names():
@@ -144,30 +151,30 @@ def excess_thresholds(judged: list[dict]) -> dict[str, float]:
     return {name: float(np.quantile(TRIED[base](judged, texts)[acceptable], 0.95)) for name, base in EXCESS.items()}
 
 
-def add_feature(work: Path, name: str, threshold: dict[str, float]) -> None:
+def add_feature(work: Path, name: str, inputs: FeatureInputs) -> None:
     """Score the text feature ``name`` on the judged rows and every split's VARSuite rows of ``work`` (in place)."""
     judged = [row for _, row in read_jsonl(work / "judged.jsonl")]
-    scores = feature_scores(name, judged, threshold)
+    scores = feature_scores(name, judged, inputs)
     write_jsonl(work / "scores" / f"{name}.jsonl", [{"id": row["id"], "instance": row["instance"], "score": float(s)}
                                                     for row, s in zip(judged, scores, strict=True)])
     for split in SPLITS:
         directory = work / "attacks" / split
         suite = [row for _, row in read_jsonl(directory / "suite.jsonl")]
-        scores = feature_scores(name, suite, threshold)
+        scores = feature_scores(name, suite, inputs)
         write_jsonl(directory / "scores" / f"{name}.jsonl", [{"id": row["id"], "family": row["family"],
                                                               "score": float(s)}
                                                              for row, s in zip(suite, scores, strict=True)])
 
 
-def prepare(human_dir: Path, work: Path, features: set[str]) -> None:
+def prepare(human_dir: Path, work: Path, features: set[str], explanations_data_dir: str | None = None) -> None:
     """Copy ``human_dir``'s rows and scores into ``work`` and score the features it lacks."""
     if not work.exists():
         shutil.copytree(human_dir, work, ignore=shutil.ignore_patterns("*.png", "stages", "*.md"))
     judged = [row for _, row in read_jsonl(work / "judged.jsonl")]
-    threshold = excess_thresholds(judged) if features & set(EXCESS) else {}
+    inputs = FeatureInputs(excess_thresholds(judged) if features & set(EXCESS) else {}, explanations_data_dir)
     for name in sorted(features):
         if not (work / "scores" / f"{name}.jsonl").is_file():
-            add_feature(work, name, threshold)
+            add_feature(work, name, inputs)
 
 
 def describe(work: Path, name: str) -> dict:
@@ -196,10 +203,9 @@ def main() -> int:
     parser.add_argument("--explanations-data-dir", help="e-SNLI data for explanation_lm@order=N+copy=L variants")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    if args.explanations_data_dir:
-        EXPLANATIONS["data_dir"] = args.explanations_data_dir
     sets = [tuple(entry.split(",")) for entry in args.sets]
-    prepare(args.human_dir, args.work_dir, {name for features in sets for name in features})
+    prepare(args.human_dir, args.work_dir, {name for features in sets for name in features},
+            args.explanations_data_dir)
     described = {name: describe(args.work_dir, name) for name in dict.fromkeys(f for fs in sets for f in fs[1:])}
     for name, entry in described.items():
         print(f"{name}: Spearman with acceptable (select half) {entry['spearman_with_acceptable_select_half']:+.3f}; "
