@@ -13,7 +13,10 @@ Besides the library's features, text features tried and not kept can be named (:
 ``copied_coverage`` (the share of r's tokens inside a trigram copied from x), ``hypothesis_share`` (the share of r's
 content words from the hypothesis and not the premise), ``input_recall`` (the share of x's content words in r), and
 ``coverage_excess`` / ``recall_excess`` (−max(0, the feature − its 0.95 quantile among the select half's acceptable
-explanations)). For each feature of the sets that is not the method's
+explanations)), and ``rationale_likelihood@rows=N``: the mean log-probability per token of r given x and the label
+under a self-rationalizer (FRAME's F, :class:`~larev_hf.explain.task_model.SelfRationalizer`: MiniLM, bf16, the
+backbone's training settings) trained on N training rows of ``--explanations-data-dir`` — an offline stand-in for the
+generator's own likelihood, trained once into ``--work-dir``. For each feature of the sets that is not the method's
 score, the JSON also holds its Spearman with acceptability on the select half and its mean on the test split's
 entailment rows for the gold, the hypothesis copy and the input copy.
 
@@ -45,11 +48,15 @@ from rouge_score.tokenizers import DefaultTokenizer  # noqa: E402
 from scipy.stats import spearmanr  # noqa: E402
 
 from larev_hf.data import load_examples  # noqa: E402
+from larev_hf.explain.task_model import SEPARATOR, SelfRationalizer, self_rationalization_target  # noqa: E402
 from larev_hf.io import read_jsonl, write_json, write_jsonl  # noqa: E402
 from larev_hf.meta.judgments import instance_half  # noqa: E402
 from larev_hf.methods import get_method, method_names  # noqa: E402
 from larev_hf.methods.explanation_lm import ExplanationLanguageModel  # noqa: E402
 from larev_hf.methods.heuristics import content_tokens, input_text, share_of_content_words_in  # noqa: E402
+from larev_hf.modeling.input_formats import task_text  # noqa: E402
+from larev_hf.modeling.scoring import score_labels  # noqa: E402
+from larev_hf.training import TrainSettings  # noqa: E402
 
 SPLITS = ("train", "validation", "test")
 #: the n-gram length of a copy in ``copied_coverage``
@@ -102,6 +109,8 @@ class FeatureInputs:
 
     thresholds: Mapping[str, float]
     explanations_data_dir: str | None = None
+    #: where trained features keep their models (the work directory)
+    model_root: Path | None = None
 
 
 @functools.cache
@@ -122,10 +131,40 @@ def explanation_lm_variant(name: str, rows: list[dict], texts: list[str], data_d
                                                                                                   strict=True)])
 
 
+@functools.cache
+def self_rationalizer(data_dir: str, rows: int, output_dir: Path) -> SelfRationalizer:
+    """F trained on the first ``rows`` training rows of ``data_dir`` (the library's sample, seed 0), saved in
+    ``output_dir`` (loaded from there when finished)."""
+    records = load_examples("esnli", data_dir, "train", max_examples=rows, seed=0).to_list()
+    settings = TrainSettings.for_backbone("minilm2minilm", bf16=True, seed=0, progress=False)
+    return SelfRationalizer.train(records, output_dir, backbone="minilm2minilm", settings=settings)
+
+
+def rationale_likelihood(name: str, rows: list[dict], texts: list[str], inputs: FeatureInputs) -> np.ndarray:
+    """``rationale_likelihood@rows=N``: mean log p(r | x, "y explanation:") per token of r (its end token
+    included) under F: the whole target's log-probability minus its forced label prefix's."""
+    if inputs.explanations_data_dir is None or inputs.model_root is None:
+        raise ValueError("a rationale_likelihood@rows=N feature needs --explanations-data-dir")
+    train_rows = int(dict([name.split("@", 1)[1].split("=")])["rows"])
+    model = self_rationalizer(inputs.explanations_data_dir, train_rows,
+                              inputs.model_root / f"self_rationalizer-{train_rows}")
+    sources = [task_text(row) for row in rows]
+    whole = score_labels(model.model, model.tokenizer, sources, [self_rationalization_target(row["label"], text)
+                                                                 for row, text in zip(rows, texts, strict=True)],
+                         max_label_length=96)
+    prefix = score_labels(model.model, model.tokenizer, sources, [f"{row['label']}{SEPARATOR}".rstrip()
+                                                                  for row in rows],
+                          max_label_length=96, end_of_sequence=False)
+    return (whole.sum - prefix.sum) / np.maximum(whole.n_tokens - prefix.n_tokens, 1)
+
+
 def feature_scores(name: str, rows: list[dict], inputs: FeatureInputs) -> np.ndarray:
     """The text feature ``name`` of ``rows``' rationales: a registered metric baseline, one of :data:`TRIED` or
-    :data:`EXCESS`, or an explanation LM variant (``explanation_lm@order=4+copy=0.1``)."""
+    :data:`EXCESS`, an explanation LM variant (``explanation_lm@order=4+copy=0.1``) or F's likelihood of r
+    (``rationale_likelihood@rows=1000``)."""
     texts = [row["rationale"] for row in rows]
+    if name.startswith("rationale_likelihood@"):
+        return rationale_likelihood(name, rows, texts, inputs)
     if name.startswith("explanation_lm@"):
         return explanation_lm_variant(name, rows, texts, inputs.explanations_data_dir)
     if name in EXCESS:
@@ -171,7 +210,7 @@ def prepare(human_dir: Path, work: Path, features: set[str], explanations_data_d
     if not work.exists():
         shutil.copytree(human_dir, work, ignore=shutil.ignore_patterns("*.png", "stages", "*.md"))
     judged = [row for _, row in read_jsonl(work / "judged.jsonl")]
-    inputs = FeatureInputs(excess_thresholds(judged) if features & set(EXCESS) else {}, explanations_data_dir)
+    inputs = FeatureInputs(excess_thresholds(judged) if features & set(EXCESS) else {}, explanations_data_dir, work)
     for name in sorted(features):
         if not (work / "scores" / f"{name}.jsonl").is_file():
             add_feature(work, name, inputs)
@@ -200,7 +239,8 @@ def main() -> int:
     parser.add_argument("--human-dir", type=Path, required=True)
     parser.add_argument("--work-dir", type=Path, required=True)
     parser.add_argument("--sets", nargs="+", required=True, help="feature sets, each comma-joined")
-    parser.add_argument("--explanations-data-dir", help="e-SNLI data for explanation_lm@order=N+copy=L variants")
+    parser.add_argument("--explanations-data-dir",
+                        help="e-SNLI data for explanation_lm@order=N+copy=L and rationale_likelihood@rows=N")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     sets = [tuple(entry.split(",")) for entry in args.sets]

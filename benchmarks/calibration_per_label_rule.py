@@ -3,7 +3,9 @@
 gold rows against a family's (unpaired) or the *paired* win rate (the share of examples whose gold scores strictly
 above its own attack, the statistic the trust targets are stated in), applied to every VARSuite family pooled or
 *within each gold label* of the validation split. For each: the chosen fit, its held-half agreement with people
-(Spearman, pairwise, select-1) and its test-split statistics against every family, overall and per label.
+(Spearman, pairwise, select-1) and its test-split statistics against every family, overall and per label; and how
+many candidates meet the trust target itself on the validation split (every statistic the rule reads at least 0.85,
+``gold_leaky`` left out), with the best candidate's lowest one.
 
 Reads what ``larev-hf human --calibrate`` left in a human directory whose attacks were scored on the train, validation
 and test splits (a named build with ``--robustness-report-split test``):
@@ -92,9 +94,14 @@ def evaluate_rule(human_dir: Path, per_label: bool, paired: bool, features: tupl
     wins = test.family_statistics(calibrated, "paired")
     leak = test.paired_with_gold(calibrated, LEAK_FAMILY)
     chosen = next(row for row in table if row["chosen"])
+    # the trust target itself on the validation split: each candidate's lowest statistic over the families (and,
+    # per label, the family-label cells), gold_leaky left out, against 0.85
+    lowest = [min(v for k, v in row["aucs"].items() if not k.startswith("gold_leaky")) for row in table]
     return {"rule": f"{'paired win rate' if paired else 'AUC'}, {'per label' if per_label else 'pooled'}",
             "chosen": {k: chosen[k] for k in ("cap_quantile", "unacceptable_weight", "shrink")},
             "n_passing": sum(not row["shortfalls"] for row in table), "n_candidates": len(table),
+            "validation_target_0.85": {"n_meeting": sum(value >= 0.85 for value in lowest),
+                                       "highest_lowest_cell": max(lowest)},
             "held": {"spearman": stats["spearman"], "pairwise": stats["pairwise"],
                      "select_1": select_one(scores, human[held], held_ids)},
             "test_statistic": aucs, "test_statistic_larev_alone": method,
@@ -120,6 +127,8 @@ def main() -> None:
     for r in results:
         print(f"{r['rule']:>26}: chosen {r['chosen']} ({r['n_passing']}/{r['n_candidates']} pass); held ρ "
               f"{r['held']['spearman']:.3f} pairwise {r['held']['pairwise']:.3f} select-1 {r['held']['select_1']:.3f}; "
+              f"validation: {r['validation_target_0.85']['n_meeting']} with every cell ≥ 0.85 (best lowest cell "
+              f"{r['validation_target_0.85']['highest_lowest_cell']:.3f}); "
               f"test cells < 0.85: {len(r['test_cells_below_0.85'])}; weaker than LAREV alone: "
               f"{r['test_weaker_than_larev_alone']}; paired win rates < 0.85: "
               f"{ {k: round(v, 3) for k, v in r['test_win_rate_cells_below_0.85'].items()} }")
