@@ -113,6 +113,12 @@ class FeatureInputs:
     model_root: Path | None = None
 
 
+def feature_settings(name: str) -> dict[str, str]:
+    """The settings a variant's name carries after ``@``: ``explanation_lm@order=4+copy=0.1`` → ``{"order": "4",
+    "copy": "0.1"}``."""
+    return dict(part.split("=", 1) for part in name.split("@", 1)[1].split("+"))
+
+
 @functools.cache
 def explanation_lm(data_dir: str, order: int) -> ExplanationLanguageModel:
     """The n-gram explanation LM of every training explanation of ``data_dir``, at ``order`` (fitted once)."""
@@ -124,7 +130,7 @@ def explanation_lm_variant(name: str, rows: list[dict], texts: list[str], data_d
     """``explanation_lm@order=N+copy=L``: the explanation LM with another n-gram order and copy weight."""
     if data_dir is None:
         raise ValueError("an explanation_lm@order=N+copy=L feature needs --explanations-data-dir")
-    settings = dict(part.split("=") for part in name.split("@", 1)[1].split("+"))
+    settings = feature_settings(name)
     model = explanation_lm(data_dir, int(settings.get("order", 3)))
     copy = float(settings.get("copy", 0.2))
     return np.array([model.mean_log_probability(text, input_text(row), copy) for row, text in zip(rows, texts,
@@ -142,20 +148,23 @@ def self_rationalizer(data_dir: str, rows: int, output_dir: Path) -> SelfRationa
 
 def rationale_likelihood(name: str, rows: list[dict], texts: list[str], inputs: FeatureInputs) -> np.ndarray:
     """``rationale_likelihood@rows=N``: mean log p(r | x, "y explanation:") per token of r (its end token
-    included) under F: the whole target's log-probability minus its forced label prefix's."""
+    included) under F: the whole target's log-probability minus its forced label prefix's. The prefix depends on
+    (x, y) only, so it is scored once per distinct pair (an input's explanations and attacks share it)."""
     if inputs.explanations_data_dir is None or inputs.model_root is None:
         raise ValueError("a rationale_likelihood@rows=N feature needs --explanations-data-dir")
-    train_rows = int(dict([name.split("@", 1)[1].split("=")])["rows"])
+    train_rows = int(feature_settings(name)["rows"])
     model = self_rationalizer(inputs.explanations_data_dir, train_rows,
                               inputs.model_root / f"self_rationalizer-{train_rows}")
     sources = [task_text(row) for row in rows]
     whole = score_labels(model.model, model.tokenizer, sources, [self_rationalization_target(row["label"], text)
                                                                  for row, text in zip(rows, texts, strict=True)],
                          max_label_length=96)
-    prefix = score_labels(model.model, model.tokenizer, sources, [f"{row['label']}{SEPARATOR}".rstrip()
-                                                                  for row in rows],
-                          max_label_length=96, end_of_sequence=False)
-    return (whole.sum - prefix.sum) / np.maximum(whole.n_tokens - prefix.n_tokens, 1)
+    keys = [(source, f"{row['label']}{SEPARATOR}".rstrip()) for source, row in zip(sources, rows, strict=True)]
+    pairs = {key: k for k, key in enumerate(dict.fromkeys(keys))}
+    prefix = score_labels(model.model, model.tokenizer, [source for source, _ in pairs],
+                          [label_prefix for _, label_prefix in pairs], max_label_length=96, end_of_sequence=False)
+    which = [pairs[key] for key in keys]
+    return (whole.sum - prefix.sum[which]) / np.maximum(whole.n_tokens - prefix.n_tokens[which], 1)
 
 
 def feature_scores(name: str, rows: list[dict], inputs: FeatureInputs) -> np.ndarray:
