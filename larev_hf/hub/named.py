@@ -143,42 +143,54 @@ class EvaluatorRecipe:
         return path if path.is_file() else None
 
 
-#: Each stage's seconds in a build of the ``esnli`` recipe alone on this project's 2-core CPU (AMX), from the build's
-#: stage markers (``benchmarks/results/esnli_build_time.json``): the progress line's estimate of what is left.
-ESNLI_STAGE_SECONDS: dict[str, float] = {
-    "run/data": 0.2, "run/tokenizer": 0.1, "run/phi_base": 36, "run/phi": 45, "run/ig": 0, "run/environments": 0,
-    "run/phi_la": 147, "run/score-larev": 30, "run/report-larev": 1,
-    **{f"human/attacks/{split}/{stage}": seconds for split in ("validation", "train")
-       for stage, seconds in (("suite", 0.4), ("score-larev", 37), ("score-explanation_lm", 4),
-                              ("score-copied_span", 1.5), ("score-grounding", 1.4), ("score-copy_excess", 1.3),
-                              ("score-premise_link", 1.2))},
-    "human/judged": 0.2, "human/score-larev": 41, "human/score-explanation_lm": 3, "human/score-copied_span": 2,
-    "human/score-grounding": 2, "human/score-copy_excess": 2, "human/score-premise_link": 2.4,
-}
+def stage_seconds(method: str, rationale_model: str, rationale_model_seconds: float) -> dict[str, float]:
+    """Each stage's seconds in a build of an e-SNLI recipe scored with ``method`` (whose evaluator is
+    ``models/<rationale_model>``) alone on this project's 2-core CPU (AMX), from the builds' stage markers
+    (docs/hub.md, "What a build costs"): the progress line's estimate of what is left."""
+    return {
+        "run/data": 0.2, "run/tokenizer": 0.1, "run/phi_base": 36, "run/phi": 45, "run/ig": 0, "run/environments": 0,
+        f"run/{rationale_model}": rationale_model_seconds, f"run/score-{method}": 30, f"run/report-{method}": 1,
+        **{f"human/attacks/{split}/{stage}": seconds for split in ("validation", "train")
+           for stage, seconds in (("suite", 0.4), (f"score-{method}", 37), ("score-explanation_lm", 4),
+                                  ("score-copied_span", 1.5), ("score-grounding", 1.4), ("score-copy_excess", 1.3),
+                                  ("score-premise_link", 1.2))},
+        "human/judged": 0.2, f"human/score-{method}": 41, "human/score-explanation_lm": 3, "human/score-copied_span": 2,
+        "human/score-grounding": 2, "human/score-copy_excess": 2, "human/score-premise_link": 2.4,
+    }
 
-#: The recommended recipe per task. e-SNLI: the pretrained MiniLM backbone on 500 training rows with the robust
-#: ``larev,explanation_lm,copied_span,grounding,copy_excess,premise_link`` calibration, the explanation LM fitted on
-#: every training explanation, chosen by the paired win rate of the gold over each attack (the statistic of the trust
-#: targets) — the best agreement with people of the candidates measured here, with no VARSuite family gaining from
-#: the calibration (docs/human.md, "Candidate recipes for the calibrated score"; more training rows agree better and
-#: cost build time: docs/hub.md, "More training rows"); trained and scored in bf16 where the CPU has bf16 arithmetic,
-#: with LAREV's leakage term the label's words that the template baseline states (every term IG picks lies inside
-#: them, docs/scale.md), which together halve the build (docs/hub.md, "What a build costs"). None is published on the
+
+#: The e-SNLI recipe's settings besides the method it scores with: the pretrained MiniLM backbone on 500 training
+#: rows, trained and scored in bf16 where the CPU has bf16 arithmetic, with LAREV's leakage term the label's words that
+#: the template baseline states (every term IG picks lies inside them, docs/scale.md); the robust calibration on the
+#: SNLI acceptability judgments, chosen by the paired win rate of the gold over each attack (docs/human.md,
+#: "Candidate recipes for the calibrated score"; docs/hub.md, "What a build costs").
+_ESNLI_RUN = {"backbone": "minilm2minilm", "max_train_examples": 500, "max_eval_examples": 500, "seed": 0,
+              "bf16": True, "leakage_term": "verbalization", "explanation_lm_corpus": "dataset"}
+_ESNLI_FEATURES = ("explanation_lm", "copied_span", "grounding", "copy_excess", "premise_link")
+_ESNLI_HUMAN = {"half": "held", "baseline_columns": ["gpt3_nll:lower"], "robustness_report_split": "none",
+                "robustness_statistic": "paired"}
+
+
+def _esnli_recipe(name: str, method: str, description: str, rationale_model: str, rationale_model_seconds: float,
+                  minutes: float, aliases: tuple[str, ...] = ()) -> EvaluatorRecipe:
+    return EvaluatorRecipe(
+        name=name, description=description, dataset="esnli", data_subdir="esnli", hub_dataset="esnli",
+        run={"method": method, **_ESNLI_RUN}, judgments="snli_accept_train.jsonl",
+        calibrate=(method, *_ESNLI_FEATURES), human=dict(_ESNLI_HUMAN), minutes=minutes, aliases=aliases,
+        stage_seconds=stage_seconds(method, rationale_model, rationale_model_seconds))
+
+
+#: The recommended recipe per task. e-SNLI (``esnli``): the new information a rationale adds (LAREV-NI,
+#: docs/method.md, "New information"), which can credit an explanation (positive) and pays nothing for a label it
+#: states; ``esnli-larev`` is the same recipe scored with the thesis's LAREV, for reproduction. None is published on the
 #: Hub yet (``hub_repo=None``): once a maintainer has pushed a build (``larev-hf evaluators build esnli --push-to-hub
 #: ORG/REPO``), setting ``hub_repo="ORG/REPO"`` here lets a first use download it instead of building (the fingerprint
 #: is unchanged).
 RECIPES: dict[str, EvaluatorRecipe] = {recipe.name: recipe for recipe in (
-    EvaluatorRecipe(
-        name="esnli", description="NLI (premise, hypothesis, label); e-SNLI, MiniLM, robust calibration",
-        dataset="esnli", data_subdir="esnli", hub_dataset="esnli",
-        run={"method": "larev", "backbone": "minilm2minilm", "max_train_examples": 500, "max_eval_examples": 500,
-             "seed": 0, "bf16": True, "leakage_term": "verbalization", "explanation_lm_corpus": "dataset"},
-        judgments="snli_accept_train.jsonl",
-        calibrate=("larev", "explanation_lm", "copied_span", "grounding", "copy_excess", "premise_link"),
-        human={"half": "held", "baseline_columns": ["gpt3_nll:lower"], "robustness_report_split": "none",
-               "robustness_statistic": "paired"},
-        minutes=8.0, aliases=("nli", "snli"),
-        stage_seconds=ESNLI_STAGE_SECONDS),
+    _esnli_recipe("esnli", "larev_ni", "NLI (premise, hypothesis, label); e-SNLI, MiniLM, new information "
+                  "(LAREV-NI), robust calibration", "phi_ni", 290, minutes=10.5, aliases=("nli", "snli")),
+    _esnli_recipe("esnli-larev", "larev", "NLI; e-SNLI, MiniLM, the thesis's LAREV (its score is at most about 0: "
+                  "for reproduction), robust calibration", "phi_la", 147, minutes=8.0, aliases=("esnli-thesis",)),
 )}
 
 #: Tasks with no named evaluator, and why: a recipe is offered only where its bundle passes ``export``'s trust check.

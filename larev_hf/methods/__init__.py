@@ -1,6 +1,7 @@
 """Rationale metrics, one module each, and the registry everything above reads.
 
-``rev`` (REV), ``larev`` (LAREV), ``larev_grounded`` (LAREV-G, our extension), ``rora`` (RoRA), ``simulatability``
+``rev`` (REV), ``larev`` (LAREV), ``larev_grounded`` (LAREV-G, our extension), ``new_information`` (LAREV-NI, the new information a
+rationale adds: our extension), ``rora`` (RoRA), ``simulatability``
 (LAS, RQ), and the metric baselines of VARIF §5 (``heuristics``: ROUGE-L, length, grounding, copied span,
 copy excess, rationale-only accuracy; ``explanation_lm``: the explanation likelihood, our extension). Each module declares its
 method's spec (name, title, formula, citation, model roles), settings dataclass, stages, ``score`` and bundle
@@ -21,6 +22,7 @@ from larev_hf.methods.heuristics import (
 )
 from larev_hf.methods.larev import LAREV
 from larev_hf.methods.larev_grounded import GroundedLAREV
+from larev_hf.methods.new_information import NewInformation
 from larev_hf.methods.registry import (
     exportable_methods,
     get_method,
@@ -33,12 +35,12 @@ from larev_hf.methods.rev import REV, ConditionalVMethod
 from larev_hf.methods.rora import RoRA
 from larev_hf.methods.simulatability import LAS, RQ
 
-for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), RougeL(), Length(), Grounding(), CopiedSpan(), CopyExcess(), PremiseLink(), ExplanationLM(), RationaleOnly()):
+for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), NewInformation(), RougeL(), Length(), Grounding(), CopiedSpan(), CopyExcess(), PremiseLink(), ExplanationLM(), RationaleOnly()):
     if _method.name not in method_names():
         register_method(_method)
 
 __all__ = [
-    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "CopyExcess", "ExplanationLM", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "PremiseLink", "REV", "RQ",
+    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "CopyExcess", "ExplanationLM", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "NewInformation", "PremiseLink", "REV", "RQ",
     "RationaleOnly", "RoRA", "RougeL", "RunContext",
     "Stage", "exportable_methods", "get_method", "method_names", "register_method", "resolve_methods",
     "unregister_method",

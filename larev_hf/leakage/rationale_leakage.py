@@ -1,0 +1,111 @@
+"""The label as a rationale states it, and rationales that carry no information of their own — what the new-information
+score (:mod:`larev_hf.methods.new_information`, docs/method.md, "New information") treats counterfactually.
+
+- :func:`mask_label_words`: every word of r that names a label — the label itself and its inflections
+  ("entailment", "entails", "contradictory"), the verbalizer a template baseline states it with ("implies", "is not
+  related to"), an answer choice as a whole word — replaced by the mask token: what r says of the label is read as
+  nothing, as RoRA removes the label-leaking tokens of a rationale (RoRA §3.1-3.2) but without a learned detector.
+- :func:`masked_baseline`: b with the label's verbalization masked (the thesis's E2 baseline b̃, table 4.2), so the
+  reference term has room: the label is no longer read off b.
+- :func:`uninformative_rationales`: per training instance, a rationale that adds nothing about the label beyond the
+  input — none at all, a label statement, a copy of the input, another instance's explanation — drawn with the seed.
+  Trained towards every label equally, they teach the evaluator that such rationales leave it unsure.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from larev_hf.data.vacuous import NLI_VERBALIZERS
+from larev_hf.leakage.environments import verbalization_term
+
+#: Word endings stripped from a label name to find its stem: "entailment" → "entail", "contradiction" → "contradict".
+_LABEL_SUFFIXES = ("ment", "ion", "ory", "ed", "s")
+#: The verbalizers' inflections (what a template baseline or a rationale says instead of the label's name).
+_VERBALIZER_FORMS = {"implies": ("imply", "implies", "implied", "implying"),
+                     "contradicts": ("contradict", "contradicts"), "is not related to": ("is not related to",
+                                                                                         "not related to",
+                                                                                         "unrelated to")}
+#: What :func:`uninformative_rationales` draws from, one per instance: no rationale, a label statement (its label
+#: words masked like any rationale's), a copy of the input, another training instance's explanation.
+UNINFORMATIVE_KINDS = ("empty", "label", "copy", "other_instance")
+
+
+def label_stem(label: str) -> str:
+    """The stem of a one-word label name whose inflections name it too (``"entailment"`` → ``"entail"``); a label of
+    several words, or a short one, is its own stem."""
+    word = label.strip().lower()
+    if " " in word or len(word) < 6:
+        return word
+    for suffix in _LABEL_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 5:
+            return word[: -len(suffix)]
+    return word
+
+
+def label_word_pattern(record: Mapping[str, Any]) -> re.Pattern[str]:
+    """A case-insensitive pattern of every word of a rationale that names one of ``record``'s labels: for NLI each
+    label's stem and inflections and the baseline verbalizers' forms; otherwise each answer choice as a whole word."""
+    choices = [str(choice) for choice in record.get("choices") or [record["label"]]]
+    if record.get("task") == "nli":
+        stems = [rf"{re.escape(label_stem(choice))}\w*" for choice in choices]
+        forms = [re.escape(form).replace(r"\ ", r"\s+") for verbalizer in NLI_VERBALIZERS.values()
+                 for form in _VERBALIZER_FORMS.get(verbalizer, (verbalizer,))]
+        alternatives = sorted(stems + forms, key=len, reverse=True)
+    else:
+        alternatives = sorted((re.escape(choice.strip()) for choice in choices if choice.strip()), key=len, reverse=True)
+    return re.compile(rf"(?<![\w])(?:{'|'.join(alternatives)})(?![\w])", re.IGNORECASE)
+
+
+def mask_label_words(text: str, record: Mapping[str, Any], mask_token: str) -> str:
+    """``text`` with every word that names a label of ``record`` (:func:`label_word_pattern`) replaced by
+    ``mask_token``: a rationale's statement of the label, read as nothing."""
+    return label_word_pattern(record).sub(mask_token, text)
+
+
+def masked_baseline(record: Mapping[str, Any], mask_token: str) -> str:
+    """b̃: ``record``'s baseline with its label's verbalization masked (E2 of the thesis's table 4.2); the baseline as it
+    is when it does not state the label verbatim."""
+    baseline = record["baseline"]
+    term = verbalization_term(record)
+    return baseline if term is None else f"{baseline[:term.start]}{mask_token}{baseline[term.end:]}"
+
+
+def _input_copy(record: Mapping[str, Any], rng: random.Random) -> str:
+    """The input, or one part of it, as written: the hypothesis, the premise or both (NLI); the question otherwise."""
+    if record.get("task") == "nli":
+        return rng.choice([record["hypothesis"], record["premise"], f"{record['premise']} {record['hypothesis']}"])
+    return str(record.get("question") or "")
+
+
+def uninformative_rationales(records: Sequence[Mapping[str, Any]], seed: int = 0,
+                             kinds: Sequence[str] = UNINFORMATIVE_KINDS) -> list[tuple[str, str]]:
+    """Per training record, ``(kind, rationale)``: one of ``kinds`` (:data:`UNINFORMATIVE_KINDS`) drawn by
+    (seed, id), and a rationale of that kind — ``""``, a label of the record's choices (any label: a statement says
+    nothing about which is right), a copy of the input, or another record's gold explanation (any label)."""
+    unknown = [kind for kind in kinds if kind not in UNINFORMATIVE_KINDS]
+    if unknown or not kinds:
+        raise ValueError(f"uninformative rationale kinds {list(kinds)}: expected a non-empty list of "
+                         f"{', '.join(UNINFORMATIVE_KINDS)}")
+    if "other_instance" in kinds and len({r["rationale"] for r in records}) < 2:
+        raise ValueError("the other_instance kind needs two training records with different rationales")
+    out = []
+    for index, record in enumerate(records):
+        rng = random.Random(f"{seed}:{record['id']}:uninformative")
+        kind = rng.choice(list(kinds))
+        if kind == "empty":
+            text = ""
+        elif kind == "label":
+            text = f"{rng.choice(list(record.get('choices') or [record['label']]))} ."
+        elif kind == "copy":
+            text = _input_copy(record, rng)
+        else:
+            other = index
+            while other == index or records[other]["rationale"] == record["rationale"]:
+                other = rng.randrange(len(records))
+            text = records[other]["rationale"]
+        out.append((kind, text))
+    return out

@@ -1,0 +1,201 @@
+"""LAREV-NI, the new information a rationale adds (our extension of the thesis's LAREV, docs/method.md, "New
+information"):
+
+    NI(r) = log p_ΦNI(y | τ(r) ⊕ b̃) − log p_ΦNI(y | ∅ ⊕ b̃)
+
+b̃ is the baseline with the label's verbalization masked (the thesis's E2, table 4.2) and τ(r) the rationale with every
+word that names a label masked (:func:`~larev_hf.leakage.rationale_leakage.mask_label_words`). Pointwise, the thesis's
+LAREV(r) = log p_ΦLA(y | r ⊕ b) − log p_Φbase(y | b) has no room: b states the label, so log p_Φbase(y | b) ≈ 0 and
+LAREV(r) ≤ 0 for every r, and a label stated in r is read as information. NI changes both terms:
+
+- **the reference leaves room**: Φ_NI itself with no rationale and the label masked in b, which it is trained to meet
+  unsure, so NI(r) > 0 is what r adds and the most it can add is log |labels| nats;
+- **the label stated in r pays nothing**: τ masks it before Φ_NI reads r, and Φ_NI is trained to stay unsure on
+  rationales that carry nothing of their own — none, a label statement, a copy of the input, another instance's
+  explanation (:func:`~larev_hf.leakage.rationale_leakage.uninformative_rationales`, each with b̃ and every label as
+  the target: outlier exposure, Hendrycks et al. 2019) — beside the thesis's E1-E3 in every IRM group (eq. 4.10).
+
+NI(r) > 0: r makes the evaluator more sure of the gold label than the input alone does (new, label-supporting
+information); 0: nothing new (a restatement, a label statement, no rationale); < 0: r points away from the label.
+The thesis's LAREV stays ``--method larev``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from larev_hf.leakage.rationale_leakage import UNINFORMATIVE_KINDS
+from larev_hf.methods.base import MethodResult, RunContext, RunSettings, Stage, choice_accuracy
+from larev_hf.methods.larev import ENVIRONMENTS_STAGE, IG, PROBE, AddedEnvironments, needs_probe, train_phi_la
+from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, phi_base_accuracy
+from larev_hf.methods.settings import comma_list, help_field
+from larev_hf.modeling.input_formats import get_input_format
+from larev_hf.scores.stats import summarize_variants
+
+#: Φ_NI's model directory (``models/phi_ni``).
+PHI_NI = "phi_ni"
+#: The environment of the uninformative rationales in every IRM group of Φ_NI.
+UNINFORMATIVE = "uninformative"
+
+
+@dataclass
+class NewInformationSettings:
+    """LAREV-NI's own settings; the penalty weights, groups per batch, warm-up and initialisation are LAREV's
+    (:class:`~larev_hf.methods.larev.LarevSettings`)."""
+
+    uninformative_kinds: list[str] = help_field(
+        list(UNINFORMATIVE_KINDS), "the rationales Φ_NI is trained to stay unsure on, one drawn per training instance "
+        "(comma list of empty, label, copy, other_instance)", stages=(PHI_NI,), type=comma_list)
+    mask_rationale_labels: bool = help_field(
+        True, "mask the words of r that name a label before Φ_NI reads it (training and scoring)",
+        flag="--no-mask-rationale-labels", stages=(PHI_NI,))
+
+    def validate(self, config: RunSettings) -> None:
+        unknown = [kind for kind in self.uninformative_kinds if kind not in UNINFORMATIVE_KINDS]
+        if unknown or not self.uninformative_kinds:
+            raise ValueError(f"--uninformative-kinds {','.join(self.uninformative_kinds)}: expected a non-empty comma "
+                             f"list of {', '.join(UNINFORMATIVE_KINDS)}")
+
+
+class NewInformationInputs:
+    """What Φ_NI reads for a record and a rationale: τ(r) and b̃ (see the module docstring)."""
+
+    def __init__(self, mask_token: str, mask_rationale_labels: bool = True) -> None:
+        self.mask_token = mask_token
+        self.mask_rationale_labels = mask_rationale_labels
+
+    def rationale(self, text: str, record: Mapping[str, Any]) -> str:
+        """τ(r): ``text`` with its label words masked (or as it is, with ``mask_rationale_labels=False``)."""
+        from larev_hf.leakage.rationale_leakage import mask_label_words
+
+        return mask_label_words(text, record, self.mask_token) if self.mask_rationale_labels else text
+
+    def baseline(self, record: Mapping[str, Any]) -> str:
+        """b̃: the record's baseline with the label's verbalization masked."""
+        from larev_hf.leakage.rationale_leakage import masked_baseline
+
+        return masked_baseline(record, self.mask_token)
+
+
+def new_information_scores(model: Any, tokenizer: Any, inputs: NewInformationInputs, input_format: Any,
+                          reduction: str, batch_size: int, records: Sequence[Mapping[str, Any]],
+                          rationales: Sequence[str], reference: np.ndarray | None = None, progress: bool = False):
+    """NI of ``rationales[i]`` as the rationale of ``records[i]`` (a :class:`~larev_hf.scores.cvi.CVIScores`: the
+    score, log p_ΦNI(y | τ(r) ⊕ b̃) and the reference log p_ΦNI(y | ∅ ⊕ b̃)); pass ``reference`` to reuse that term."""
+    from larev_hf.scores.cvi import ConditionalVScorer
+
+    scorer = ConditionalVScorer(model, model, tokenizer, input_format, reduction, batch_size)
+    labels, baselines = [r["label"] for r in records], [inputs.baseline(r) for r in records]
+    if reference is None:
+        reference = scorer.rationale_log_probs([""] * len(records), baselines, labels, progress)
+    return scorer.score(rationales=[inputs.rationale(text, r) for text, r in zip(rationales, records, strict=True)],
+                        baselines=baselines, labels=labels, baseline_log_probs=reference, progress=progress)
+
+
+class NewInformationBundleScorer:
+    """A LAREV-NI bundle's scorer: Φ_NI against itself with no rationale."""
+
+    needs_baselines = True
+
+    def __init__(self, models: Mapping[str, Any], tokenizer: Any, config: Any, batch_size: int) -> None:
+        from larev_hf.leakage import mask_token_of
+
+        self.model, self.tokenizer, self.config, self.batch_size = models["rationale"], tokenizer, config, batch_size
+        self.inputs = NewInformationInputs(mask_token_of(tokenizer),
+                                           bool((config.training or {}).get("mask_rationale_labels", True)))
+
+    def score(self, *, records: Sequence[Mapping[str, Any]], rationales: Sequence[str], progress: bool = False) -> Any:
+        """NI(r) of each rationale with its record's label y and baseline b."""
+        return new_information_scores(self.model, self.tokenizer, self.inputs, self.config.input_format,
+                                      self.config.reduction, self.batch_size, records, rationales, progress=progress)
+
+
+def _uninformative_environment(settings: NewInformationSettings, seed: int, inputs: NewInformationInputs
+                               ) -> AddedEnvironments:
+    """Φ_NI's added environment: per instance one uninformative rationale (τ applied) with b̃, every label the target."""
+    from larev_hf.leakage.rationale_leakage import uninformative_rationales
+
+    def add(train: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
+        drawn = uninformative_rationales(train, seed=seed, kinds=settings.uninformative_kinds)
+        for record, row, (_, text) in zip(train, rows, drawn, strict=True):
+            row["rationales"] = {**row.get("rationales", {}), UNINFORMATIVE: inputs.rationale(text, record)}
+            row[UNINFORMATIVE] = row["mask"]
+
+    return AddedEnvironments((UNINFORMATIVE,), add, unsure=(UNINFORMATIVE,),
+                             recorded={"uninformative_kinds": list(settings.uninformative_kinds),
+                                       "mask_rationale_labels": settings.mask_rationale_labels})
+
+
+def _inputs(context: RunContext) -> NewInformationInputs:
+    from larev_hf.leakage import mask_token_of
+
+    settings = context.config.method_settings(NewInformationSettings)
+    return NewInformationInputs(mask_token_of(context.tokenizer()), settings.mask_rationale_labels)
+
+
+def train_phi_ni(context: RunContext) -> None:
+    """Φ_NI: Φ_LA's objective (eq. 4.10) with the uninformative environment in every IRM group."""
+    settings = context.config.method_settings(NewInformationSettings)
+    train_phi_la(PHI_NI, context, _uninformative_environment(settings, context.config.training.seed,
+                                                              _inputs(context)))
+
+
+class NewInformation(ConditionalVMethod):
+    """LAREV-NI (see the module docstring)."""
+
+    name = "larev_ni"
+    title = "LAREV-NI"
+    formula = "NI(r) = log p_ΦNI(y | τ(r) ⊕ b̃) − log p_ΦNI(y | ∅ ⊕ b̃)"
+    citation_keys = ("li-2026-larev", "chen-etal-2023-rev", "jiang-etal-2024-rora")
+    roles = {"rationale": PHI_NI}
+    model_titles = {"rationale": "Φ_NI (τ(r) ⊕ b̃ → y, leakage-aware, unsure without new information)"}
+    settings_class = NewInformationSettings
+    in_all = False  # an extension: asked by name (`--method larev_ni`), the `esnli` default's score
+
+    def stages(self, config: RunSettings) -> list[Stage]:
+        return [PHI_BASE, PHI, IG, ENVIRONMENTS_STAGE, *([PROBE] if needs_probe(config) else []),
+                Stage(PHI_NI, train_phi_ni)]
+
+    def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
+        """NI per record and variant; the reference term is computed once per scoring pass."""
+        cfg = context.config
+        fmt, inputs = get_input_format(cfg.model.input_format), _inputs(context)
+        model, tokenizer = context.model(PHI_NI), context.tokenizer()
+        out = {}
+        for variant, rationales in variants.items():
+            result = new_information_scores(model, tokenizer, inputs, fmt, cfg.model.reduction,
+                                            cfg.evaluation.eval_batch_size, records, rationales,
+                                            shared.get("log_p_reference_ni"), context.progress)
+            shared["log_p_reference_ni"] = result.log_p_baseline
+            out[variant] = result.scores
+        return out
+
+    def score(self, context, records, variants, shared) -> MethodResult:
+        from larev_hf.modeling.scoring import predict_choices
+
+        cfg = context.config
+        scores = self.pointwise(context, records, variants, shared)
+        fmt, inputs = get_input_format(cfg.model.input_format), _inputs(context)
+        labels, choices = [r["label"] for r in records], [r["choices"] for r in records]
+        baselines = [inputs.baseline(r) for r in records]
+        accuracy = {}
+        for variant, rationales in variants.items():
+            texts = [fmt.rationale_input(inputs.rationale(text, r), b)
+                     for text, r, b in zip(rationales, records, baselines, strict=True)]
+            predictions = predict_choices(context.model(PHI_NI), context.tokenizer(), texts, choices,
+                                          batch_size=cfg.evaluation.eval_batch_size, reduction=cfg.model.reduction)
+            accuracy[variant] = choice_accuracy(predictions, choices, labels)
+        reference = shared["log_p_reference_ni"]
+        return MethodResult(
+            summary=summarize_variants(scores, n_boot=cfg.evaluation.n_boot, seed=cfg.training.seed), scores=scores,
+            columns={"log_p_reference_ni": [float(v) for v in reference],
+                     **{f"{self.name}/{v}": [float(x) for x in values] for v, values in scores.items()}},
+            accuracy={"phi_base": phi_base_accuracy(context, records, shared), PHI_NI: accuracy},
+        )
+
+    def bundle_scorer(self, models, tokenizer, config, batch_size) -> NewInformationBundleScorer:
+        return NewInformationBundleScorer(models, tokenizer, config, batch_size)

@@ -1,0 +1,77 @@
+"""The label as a rationale states it (masked), b̃, and the uninformative rationales Φ_NI is trained to stay unsure on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from larev_hf.data import load_examples
+from larev_hf.leakage.rationale_leakage import (
+    UNINFORMATIVE_KINDS,
+    label_stem,
+    mask_label_words,
+    masked_baseline,
+    uninformative_rationales,
+)
+
+NLI = {"id": "bike", "task": "nli", "choices": ["entailment", "neutral", "contradiction"], "label": "entailment",
+       "premise": "A man rides a bike down a wet street.", "hypothesis": "A man is outdoors.",
+       "baseline": "A man rides a bike down a wet street implies a man is outdoors.", "rationale": "x"}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The answer is entailment.", "The answer is M."),
+    ("Since the premise contradicts the hypothesis, the label is contradiction.",
+     "Since the premise M the hypothesis, the label is M."),
+    ("the premise neither entails nor contradicts the hypothesis", "the premise neither M nor M the hypothesis"),
+    ("Contradictory statements; NEUTRAL.", "M statements; M."),
+    ("It implies that he is not related to her.", "It M that he M her."),
+    # a rationale that names no label is left as it is, words that only begin like one included
+    ("a street is outdoors , so a man riding down it is outdoors .", None),
+    ("the entail-free neutrality", "the M-free M"),
+])
+def test_every_word_that_names_an_nli_label_is_masked(text: str, expected: str | None) -> None:
+    assert mask_label_words(text, NLI, "M") == (text if expected is None else expected)
+
+
+def test_qa_labels_are_masked_as_whole_words_only() -> None:
+    record = {"task": "qa", "choices": ["bank", "river bed"], "label": "bank"}
+    assert mask_label_words("money goes in a bank ; a riverbank is not a river  bed", record, "<m>") == \
+        "money goes in a <m> ; a riverbank is not a river  bed"
+    assert mask_label_words("a river bed is wet", record, "<m>") == "a <m> is wet"
+
+
+def test_label_stems() -> None:
+    assert [label_stem(x) for x in ("entailment", "contradiction", "neutral", "yes", "river bed")] == [
+        "entail", "contradict", "neutral", "yes", "river bed"]
+
+
+def test_masked_baseline_hides_the_stated_label_and_keeps_a_baseline_that_states_none() -> None:
+    assert masked_baseline(NLI, "M") == "A man rides a bike down a wet street M a man is outdoors."
+    assert masked_baseline({**NLI, "baseline": "A man rides a bike."}, "M") == "A man rides a bike."
+
+
+@pytest.fixture(scope="module")
+def esnli(data_dir: Path) -> list[dict]:
+    return load_examples("esnli", str(data_dir / "esnli"), "test", max_examples=80).to_list()
+
+
+def test_uninformative_rationales_are_seeded_and_carry_nothing_of_their_own(esnli: list[dict]) -> None:
+    drawn = uninformative_rationales(esnli, seed=0)
+    assert drawn == uninformative_rationales(esnli, seed=0) and drawn != uninformative_rationales(esnli, seed=1)
+    assert {kind for kind, _ in drawn} == set(UNINFORMATIVE_KINDS)
+    golds = {record["rationale"] for record in esnli}
+    for record, (kind, text) in zip(esnli, drawn, strict=True):
+        if kind == "empty":
+            assert text == ""
+        elif kind == "label":
+            assert text.removesuffix(" .") in record["choices"]
+        elif kind == "copy":
+            assert text in (record["hypothesis"], record["premise"], f"{record['premise']} {record['hypothesis']}")
+        else:
+            assert text in golds and text != record["rationale"]
+    only = uninformative_rationales(esnli, seed=0, kinds=["copy"])
+    assert {kind for kind, _ in only} == {"copy"}
+    with pytest.raises(ValueError, match="expected a non-empty list of empty, label, copy, other_instance"):
+        uninformative_rationales(esnli, kinds=["copies"])
