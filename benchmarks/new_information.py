@@ -3,14 +3,14 @@
 Reads what ``larev-hf meta`` left in a run's ``meta/`` (``suite.jsonl`` and ``scores/<method>.jsonl``) and prints, per
 method and gold label: the gold's mean score with its 95% bootstrap interval and its share above +0.01 nats; the
 gold's paired win rate over each attack family (ties count one half); the gain of the label appended to the gold
-(``gold_leaky`` − ``gold``, mean and interval). With ``--human-dir`` (``larev-hf human`` on the fine-grained
+(``gold_leaky`` − ``gold``, mean and interval). With ``--human-report`` (``larev-hf human`` on the fine-grained
 judgments), also each method's Spearman ρ with the human columns, with intervals. Writes everything to ``--json``.
 
     larev-hf meta --run-dir runs/ni --methods larev_ni,larev
     larev-hf human --run-dir runs/ni --judgments ../shared/data/human/snli_fine_select.jsonl \\
-        --human-columns new_supporting,new_info,acceptable --methods larev_ni,larev
+        --human-columns new_supporting,new_info --methods larev_ni,larev --output-dir runs/ni/human-fine
     python benchmarks/new_information.py --meta-dir runs/ni/meta --methods larev_ni,larev \\
-        --human-dir runs/ni/human/snli_fine_select --json benchmarks/results/new_information.json
+        --human-report runs/ni/human-fine/human_report.json --json benchmarks/results/new_information.json
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from larev_hf.io import read_jsonl, write_json
-from larev_hf.meta import paired_win_rate, spearman
+from larev_hf.io import read_json, read_jsonl, write_json
+from larev_hf.meta import paired_win_rate
 
 #: The families the gold must beat by a margin in every label: an explanation that adds nothing.
 NO_NEW_INFORMATION = ("vacuous", "label_only", "circular", "hypothesis_copy", "input_copy", "leak")
@@ -65,32 +65,26 @@ def suite_table(meta_dir: Path, method: str) -> dict:
     return out
 
 
-def human_table(human_dir: Path, method: str, columns: list[str]) -> dict:
-    """Spearman ρ (with its interval) of ``method``'s scores with each human column over every judged explanation."""
-    records = {row["id"] if "row_id" not in row else row["row_id"]: row for _, row in read_jsonl(human_dir / "judged.jsonl")}
-    rows = [row for _, row in read_jsonl(human_dir / "scores" / f"{method}.jsonl")]
-    keys = [row["id"] for row in rows if row["id"] in records]
-    scores = np.array([row["score"] for row in rows if row["id"] in records])
-    out = {}
-    for column in columns:
-        human = np.array([float(records[k][column]) for k in keys])
-        out[column] = spearman(scores, human)
-    return out
+def human_table(human_report: Path, method: str) -> dict:
+    """Spearman ρ (with its instance-bootstrap interval) of ``method`` with each human column of a ``larev-hf human``
+    report (``human_report.json``)."""
+    report = read_json(human_report)
+    return {column: entry["metrics"][method]["spearman"] for column, entry in report["human"].items()
+            if method in entry["metrics"]}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--meta-dir", required=True, help="RUN/meta written by `larev-hf meta`")
     parser.add_argument("--methods", required=True, help="comma list of scored methods")
-    parser.add_argument("--human-dir", help="RUN/human/<file stem> written by `larev-hf human`")
-    parser.add_argument("--human-columns", default="new_supporting,new_info,acceptable")
+    parser.add_argument("--human-report", help="human_report.json of `larev-hf human` on the fine-grained judgments")
     parser.add_argument("--json", required=True)
     args = parser.parse_args(argv)
     result = {}
     for method in args.methods.split(","):
         table = suite_table(Path(args.meta_dir), method)
-        if args.human_dir:
-            table["human"] = human_table(Path(args.human_dir), method, args.human_columns.split(","))
+        if args.human_report:
+            table["human"] = human_table(Path(args.human_report), method)
         result[method] = table
         print(f"== {method}")
         for label, entry in table["labels"].items():

@@ -82,30 +82,36 @@ def _input_copy(record: Mapping[str, Any], rng: random.Random) -> str:
 
 
 def uninformative_rationales(records: Sequence[Mapping[str, Any]], seed: int = 0,
-                             kinds: Sequence[str] = UNINFORMATIVE_KINDS) -> list[tuple[str, str]]:
-    """Per training record, ``(kind, rationale)``: one of ``kinds`` (:data:`UNINFORMATIVE_KINDS`) drawn by
-    (seed, id), and a rationale of that kind — ``""``, a label of the record's choices (any label: a statement says
-    nothing about which is right), a copy of the input, or another record's gold explanation (any label)."""
+                             kinds: Sequence[str] = UNINFORMATIVE_KINDS, draws: int = 1) -> list[list[tuple[str, str]]]:
+    """Per training record, ``draws`` pairs ``(kind, rationale)``: distinct kinds of ``kinds``
+    (:data:`UNINFORMATIVE_KINDS`) drawn by (seed, id), each with a rationale of that kind — ``""``, a label of the
+    record's choices (any label: a statement says nothing about which is right), a copy of the input, or another
+    record's gold explanation (any label)."""
     unknown = [kind for kind in kinds if kind not in UNINFORMATIVE_KINDS]
     if unknown or not kinds:
         raise ValueError(f"uninformative rationale kinds {list(kinds)}: expected a non-empty list of "
                          f"{', '.join(UNINFORMATIVE_KINDS)}")
+    if not 1 <= draws <= len(kinds):
+        raise ValueError(f"{draws} uninformative rationales per instance: expected 1 to {len(kinds)}, one per kind")
     if "other_instance" in kinds and len({r["rationale"] for r in records}) < 2:
         raise ValueError("the other_instance kind needs two training records with different rationales")
     out = []
     for index, record in enumerate(records):
         rng = random.Random(f"{seed}:{record['id']}:uninformative")
-        kind = rng.choice(list(kinds))
-        if kind == "empty":
-            text = ""
-        elif kind == "label":
-            text = f"{rng.choice(list(record.get('choices') or [record['label']]))} ."
-        elif kind == "copy":
-            text = _input_copy(record, rng)
-        else:
-            other = index
-            while other == index or records[other]["rationale"] == record["rationale"]:
-                other = rng.randrange(len(records))
-            text = records[other]["rationale"]
-        out.append((kind, text))
+        drawn = []
+        # one draw is rng.choice, as a single environment always drew (its models stay reproducible)
+        for kind in [rng.choice(list(kinds))] if draws == 1 else rng.sample(list(kinds), draws):
+            if kind == "empty":
+                text = ""
+            elif kind == "label":
+                text = f"{rng.choice(list(record.get('choices') or [record['label']]))} ."
+            elif kind == "copy":
+                text = _input_copy(record, rng)
+            else:
+                other = index
+                while other == index or records[other]["rationale"] == record["rationale"]:
+                    other = rng.randrange(len(records))
+                text = records[other]["rationale"]
+            drawn.append((kind, text))
+        out.append(drawn)
     return out

@@ -38,8 +38,13 @@ from larev_hf.scores.stats import summarize_variants
 
 #: Φ_NI's model directory (``models/phi_ni``).
 PHI_NI = "phi_ni"
-#: The environment of the uninformative rationales in every IRM group of Φ_NI.
+#: The environment of the uninformative rationales in every IRM group of Φ_NI (further ones: ``uninformative_2``, ...).
 UNINFORMATIVE = "uninformative"
+
+
+def uninformative_environment_names(draws: int) -> tuple[str, ...]:
+    """The names of Φ_NI's ``draws`` uninformative environments."""
+    return (UNINFORMATIVE, *(f"{UNINFORMATIVE}_{k}" for k in range(2, draws + 1)))
 
 
 @dataclass
@@ -50,6 +55,9 @@ class NewInformationSettings:
     uninformative_kinds: list[str] = help_field(
         list(UNINFORMATIVE_KINDS), "the rationales Φ_NI is trained to stay unsure on, one drawn per training instance "
         "(comma list of empty, label, copy, other_instance)", stages=(PHI_NI,), type=comma_list)
+    uninformative_draws: int = help_field(
+        1, "uninformative environments per IRM group of Φ_NI, each with a different kind drawn per instance",
+        stages=(PHI_NI,))
     mask_rationale_labels: bool = help_field(
         True, "mask the words of r that name a label before Φ_NI reads it (training and scoring)",
         flag="--no-mask-rationale-labels", stages=(PHI_NI,))
@@ -59,6 +67,9 @@ class NewInformationSettings:
         if unknown or not self.uninformative_kinds:
             raise ValueError(f"--uninformative-kinds {','.join(self.uninformative_kinds)}: expected a non-empty comma "
                              f"list of {', '.join(UNINFORMATIVE_KINDS)}")
+        if not 1 <= self.uninformative_draws <= len(self.uninformative_kinds):
+            raise ValueError(f"--uninformative-draws {self.uninformative_draws}: expected 1 to "
+                             f"{len(self.uninformative_kinds)} (one environment per kind of --uninformative-kinds)")
 
 
 class NewInformationInputs:
@@ -116,17 +127,24 @@ class NewInformationBundleScorer:
 
 def _uninformative_environment(settings: NewInformationSettings, seed: int, inputs: NewInformationInputs
                                ) -> AddedEnvironments:
-    """Φ_NI's added environment: per instance one uninformative rationale (τ applied) with b̃, every label the target."""
+    """Φ_NI's added environments: per instance ``uninformative_draws`` uninformative rationales of different kinds (τ
+    applied), each with b̃ and every label as the target."""
     from larev_hf.leakage.rationale_leakage import uninformative_rationales
 
-    def add(train: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
-        drawn = uninformative_rationales(train, seed=seed, kinds=settings.uninformative_kinds)
-        for record, row, (_, text) in zip(train, rows, drawn, strict=True):
-            row["rationales"] = {**row.get("rationales", {}), UNINFORMATIVE: inputs.rationale(text, record)}
-            row[UNINFORMATIVE] = row["mask"]
+    names = uninformative_environment_names(settings.uninformative_draws)
 
-    return AddedEnvironments((UNINFORMATIVE,), add, unsure=(UNINFORMATIVE,),
+    def add(train: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
+        drawn = uninformative_rationales(train, seed=seed, kinds=settings.uninformative_kinds,
+                                         draws=settings.uninformative_draws)
+        for record, row, pairs in zip(train, rows, drawn, strict=True):
+            row["rationales"] = {**row.get("rationales", {}),
+                                 **{name: inputs.rationale(text, record) for name, (_, text) in zip(names, pairs,
+                                                                                                    strict=True)}}
+            row.update(dict.fromkeys(names, row["mask"]))
+
+    return AddedEnvironments(names, add, unsure=names,
                              recorded={"uninformative_kinds": list(settings.uninformative_kinds),
+                                       "uninformative_draws": settings.uninformative_draws,
                                        "mask_rationale_labels": settings.mask_rationale_labels})
 
 

@@ -58,8 +58,9 @@ def esnli(data_dir: Path) -> list[dict]:
 
 
 def test_uninformative_rationales_are_seeded_and_carry_nothing_of_their_own(esnli: list[dict]) -> None:
-    drawn = uninformative_rationales(esnli, seed=0)
-    assert drawn == uninformative_rationales(esnli, seed=0) and drawn != uninformative_rationales(esnli, seed=1)
+    drawn = [pairs[0] for pairs in uninformative_rationales(esnli, seed=0)]
+    assert [pairs[0] for pairs in uninformative_rationales(esnli, seed=0)] == drawn
+    assert [pairs[0] for pairs in uninformative_rationales(esnli, seed=1)] != drawn
     assert {kind for kind, _ in drawn} == set(UNINFORMATIVE_KINDS)
     golds = {record["rationale"] for record in esnli}
     for record, (kind, text) in zip(esnli, drawn, strict=True):
@@ -72,6 +73,10 @@ def test_uninformative_rationales_are_seeded_and_carry_nothing_of_their_own(esnl
         else:
             assert text in golds and text != record["rationale"]
     only = uninformative_rationales(esnli, seed=0, kinds=["copy"])
-    assert {kind for kind, _ in only} == {"copy"}
+    assert {kind for pairs in only for kind, _ in pairs} == {"copy"}
+    # several draws per instance are of different kinds
+    assert all(len({kind for kind, _ in pairs}) == 3 for pairs in uninformative_rationales(esnli, draws=3))
+    with pytest.raises(ValueError, match="expected 1 to 1, one per kind"):
+        uninformative_rationales(esnli, kinds=["copy"], draws=2)
     with pytest.raises(ValueError, match="expected a non-empty list of empty, label, copy, other_instance"):
         uninformative_rationales(esnli, kinds=["copies"])
