@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from accelerate.utils import extract_model_from_parallel
@@ -90,6 +91,8 @@ class LossParts:
     irm_penalty: torch.Tensor
     probe_loss: torch.Tensor
     environment_losses: dict[int, torch.Tensor]
+    #: the model's outputs on the batch (its logits), returned to the Trainer's prediction loop; ``None`` if not kept
+    outputs: Any = None
 
 
 def irm_loss_parts(
@@ -151,7 +154,9 @@ class IRMProbeLoss(nn.Module):
         penalty, risks, _ = irm_penalty(outputs.logits, labels, batch["environment"], self.token_reduction)
         use_probe = probe is not None and lambda_probe > 0
         probe_loss = self.probe_loss(model, batch, probe) if use_probe else penalty.new_zeros(())
-        return irm_loss_parts(risks, penalty, lambda_irm, probe_loss=probe_loss, lambda_probe=lambda_probe)
+        parts = irm_loss_parts(risks, penalty, lambda_irm, probe_loss=probe_loss, lambda_probe=lambda_probe)
+        parts.outputs = outputs
+        return parts
 
     def probe_loss(self, model: nn.Module, batch: dict[str, torch.Tensor], probe: nn.Module) -> torch.Tensor:
         """Mean NLL of the frozen probe ψ decoding y from Enc_ΦLA(b̃) (eq. 4.10's last term)."""

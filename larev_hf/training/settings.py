@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from larev_hf.defaults import ENVIRONMENT_COLUMN, GROUP_COLUMN, PROBE_EVERY_N_STEPS
+from larev_hf.defaults import ENVIRONMENT_COLUMN, GROUP_COLUMN, PROBE_COLUMN, PROBE_EVERY_N_STEPS
 from larev_hf.modeling.lora_settings import LoraSettings
 from larev_hf.modeling.presets import KIND_DEFAULTS, backbone_default
 
@@ -73,6 +73,8 @@ class IRMArguments:
     environment_column: str = field(default=ENVIRONMENT_COLUMN,
                                     metadata={"help": "integer environment index column"})
     group_column: str = field(default=GROUP_COLUMN, metadata={"help": "group (instance) column; batches hold whole groups"})
+    probe_column: str = field(default=PROBE_COLUMN, metadata={
+        "help": "token ids of the probe's leakage-masked baseline b̃ (with a probe model only)"})
 
     def validate_irm(self) -> None:
         """Refuse negative weights, a warm-up outside [0, 1], ``probe_every_n_steps`` < 1, an unknown reduction."""
