@@ -120,8 +120,8 @@ class IRMProbeLoss(nn.Module):
     """ERM + λ_IRM · IRMv1 penalty − λ_probe · frozen-probe loss (thesis eq. 4.10).
 
     Args:
-        token_reduction (`str`, *optional*, defaults to `"sum"`): per-row label NLL as the sum of
-            token NLLs (−log p(y|·), what the scores use) or their mean.
+        token_reduction (`str`, *optional*, defaults to `"mean"`): per-row label NLL as the mean of its token NLLs
+            (nats per token, as ``IRMProbeConfig``'s default) or their sum (−log p(y|·), what the scores use).
         probe_max_loss (`float`, *optional*): clamp the probe loss at this value before subtracting it.
 
     Inputs of ``forward``: the model, its batch (``input_ids``, ``attention_mask``, ``labels``,
@@ -129,7 +129,7 @@ class IRMProbeLoss(nn.Module):
     ``probe_labels``), the frozen probe (or ``None``) and the current weights.
     """
 
-    def __init__(self, token_reduction: str = "sum", probe_max_loss: float | None = None) -> None:
+    def __init__(self, token_reduction: str = "mean", probe_max_loss: float | None = None) -> None:
         super().__init__()
         self.token_reduction = token_reduction
         self.probe_max_loss = probe_max_loss

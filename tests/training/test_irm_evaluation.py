@@ -43,15 +43,16 @@ def plain(dataset: datasets.Dataset) -> datasets.Dataset:
     return dataset.remove_columns(["environment", "group_id", "probe_input_ids"])
 
 
-def independent_nll(model, tokenizer, dataset: datasets.Dataset) -> float:
-    """Mean over rows of −log p(y | x), summed over the label tokens, one row at a time."""
+def independent_nll(model, tokenizer, dataset: datasets.Dataset, token_reduction: str = "mean") -> float:
+    """Mean over rows of the label tokens' NLL (their mean, the default, or their sum), one row at a time."""
     model.eval()
     values = []
     with torch.no_grad():
         for row in dataset:
             labels = torch.tensor([row["labels"]])
             logits = model(input_ids=torch.tensor([row["input_ids"]]), labels=labels).logits
-            values.append(float(-torch.log_softmax(logits, -1).gather(-1, labels.unsqueeze(-1)).sum()))
+            token_nll = -torch.log_softmax(logits, -1).gather(-1, labels.unsqueeze(-1))
+            values.append(float(token_nll.sum() if token_reduction == "sum" else token_nll.mean()))
     return sum(values) / len(values)
 
 
@@ -74,12 +75,15 @@ def test_evaluate_and_predict_return_the_objective_and_its_parts(t5, tiny_tokeni
     assert all("irm/penalty" not in entry for entry in trainer.state.log_history if "eval_loss" in entry)
 
 
-def test_rows_without_environments_give_the_erm_part(t5, tiny_tokenizer, groups, tmp_path):
-    trainer = IRMProbeTrainer(model=t5, args=config(tmp_path), train_dataset=groups, processing_class=tiny_tokenizer)
+@pytest.mark.parametrize("token_reduction", ["mean", "sum"])
+def test_rows_without_environments_give_the_erm_part(t5, tiny_tokenizer, groups, tmp_path, token_reduction):
+    trainer = IRMProbeTrainer(model=t5, args=config(tmp_path, token_reduction=token_reduction), train_dataset=groups,
+                              processing_class=tiny_tokenizer)
     metrics = trainer.evaluate(plain(groups))
     assert "eval_irm/penalty" not in metrics
     assert metrics["eval_loss"] == pytest.approx(metrics["eval_erm/loss"], rel=1e-6)
-    assert metrics["eval_loss"] == pytest.approx(independent_nll(trainer.model, tiny_tokenizer, groups), rel=1e-4)
+    expected = independent_nll(trainer.model, tiny_tokenizer, groups, token_reduction)
+    assert metrics["eval_loss"] == pytest.approx(expected, rel=1e-4)
     unlabeled = groups.remove_columns(["labels"])  # a test set without targets: generate only, as HF's scripts do
     trainer.args.predict_with_generate, trainer.args.generation_max_length = True, 4
     output = trainer.predict(unlabeled)
@@ -188,3 +192,35 @@ def test_trainer_tags_reach_the_model_card(t5, tiny_tokenizer, groups, tmp_path)
         assert f"- {tag}\n" in card
     assert set(trainer._tag_names) <= set(t5.model_tags)
 
+
+
+def test_the_default_loss_is_per_token_and_the_library_keeps_the_sum(tmp_path):
+    from larev_hf.training import TrainSettings
+    from larev_hf.training.settings import LIBRARY_TOKEN_REDUCTION
+
+    assert IRMProbeConfig(output_dir=str(tmp_path), report_to="none").token_reduction == "mean"
+    assert LIBRARY_TOKEN_REDUCTION == "sum"  # the recorded objective of `larev-hf run` and the named recipes
+    args = TrainSettings().training_arguments(tmp_path, args_class=IRMProbeConfig)
+    assert args.token_reduction == "mean"  # what train_irm then overrides (checked through a run below)
+
+
+def test_train_irm_trains_the_library_evaluators_with_the_summed_nll(_tiny_models, tiny_tokenizer, groups, tmp_path):
+    from larev_hf.training import TrainSettings, train_irm
+
+    seen = {}
+
+    class Recording(IRMProbeTrainer):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            seen["args"], seen["loss"] = self.args.token_reduction, self.loss_module.token_reduction
+
+    settings = TrainSettings(num_train_epochs=1, batch_size=2, progress=False)
+    train_irm(Recording, copy.deepcopy(_tiny_models["t5"]), tiny_tokenizer, groups, tmp_path / "phi_la", settings, 2,
+              lambda_irm=1.0)
+    assert seen == {"args": "sum", "loss": "sum"}
+
+
+def test_removable_columns_keep_what_the_trainer_reads(tmp_path):
+    args = IRMProbeConfig(output_dir=str(tmp_path), report_to="none", environment_column="domain")
+    columns = ["document", "summary", "domain", "group_id", "probe_input_ids", "id"]
+    assert args.removable_columns(columns) == ["document", "summary", "id"]
