@@ -36,15 +36,19 @@ class EnvironmentCollator:
         batch = {"input_ids": input_ids, "attention_mask": attention_mask}
         if features and "labels" in features[0]:
             batch["labels"], _ = pad_rows([f["labels"] for f in features], -100)
-        batch.update(trainer_columns(features, pad_id, self.environment_column, self.group_column, self.probe_column))
+        batch.update(trainer_columns(features, self.tokenizer, self.environment_column, self.group_column,
+                                     self.probe_column))
         return batch
 
 
-def trainer_columns(features: list[dict[str, Any]], pad_id: int, environment_column: str = ENVIRONMENT_COLUMN,
-                    group_column: str = GROUP_COLUMN, probe_column: str = PROBE_COLUMN) -> dict[str, torch.Tensor]:
+def trainer_columns(features: list[dict[str, Any]], tokenizer: PreTrainedTokenizerBase,
+                    environment_column: str = ENVIRONMENT_COLUMN, group_column: str = GROUP_COLUMN,
+                    probe_column: str = PROBE_COLUMN) -> dict[str, torch.Tensor]:
     """What the IRM loss reads besides the model's inputs, under its fixed names whatever the columns are called:
     ``environment`` per row and, when the rows carry probe inputs, ``probe_input_ids`` / ``probe_attention_mask`` /
-    ``probe_labels`` once per group (from the group's first row). Rows without an environment column give nothing."""
+    ``probe_labels`` once per group (from the group's first row). The probe column holds token ids, or text that
+    ``tokenizer`` encodes here (truncated at its ``model_max_length``). Rows without an environment column give
+    nothing."""
     if not features or environment_column not in features[0]:
         return {}
     environments = []
@@ -65,8 +69,11 @@ def trainer_columns(features: list[dict[str, Any]], pad_id: int, environment_col
             if feature[group_column] not in seen:
                 seen.add(feature[group_column])
                 first_rows.append(feature)
+        probe_inputs = [f[probe_column] for f in first_rows]
+        if isinstance(probe_inputs[0], str):
+            probe_inputs = tokenizer(probe_inputs, truncation=True)["input_ids"]
         columns["probe_input_ids"], columns["probe_attention_mask"] = pad_rows(
-            [list(f[probe_column]) for f in first_rows], pad_id)
+            [list(ids) for ids in probe_inputs], tokenizer.pad_token_id)
         columns["probe_labels"], _ = pad_rows([list(f["labels"]) for f in first_rows], -100)
     return columns
 
@@ -79,7 +86,7 @@ class TrainerColumnsCollator:
     collator in it unless the collator says it ``reads_trainer_columns``."""
 
     collator: Callable[[list[dict[str, Any]]], dict[str, Any]]
-    pad_token_id: int
+    tokenizer: PreTrainedTokenizerBase
     environment_column: str = ENVIRONMENT_COLUMN
     group_column: str = GROUP_COLUMN
     probe_column: str = PROBE_COLUMN
@@ -88,6 +95,6 @@ class TrainerColumnsCollator:
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
         own = {self.environment_column, self.group_column, self.probe_column}
         batch = dict(self.collator([{k: v for k, v in f.items() if k not in own} for f in features]))
-        batch.update(trainer_columns(features, self.pad_token_id, self.environment_column, self.group_column,
+        batch.update(trainer_columns(features, self.tokenizer, self.environment_column, self.group_column,
                                      self.probe_column))
         return batch

@@ -97,11 +97,10 @@ class IRMProbeTrainer(IRMEvaluationMixin, TiedWeightsResumeMixin, Seq2SeqTrainer
         if getattr(collator, "reads_trainer_columns", False):
             return collator
         tokenizer = getattr(collator, "tokenizer", None) or processing_class
-        pad_id = getattr(tokenizer, "pad_token_id", None)
-        if pad_id is None:
+        if getattr(tokenizer, "pad_token_id", None) is None:
             raise ValueError("a data_collator without the trainer's columns needs a tokenizer with a pad token (as "
                              "data_collator.tokenizer or processing_class) to pad the probe inputs")
-        return TrainerColumnsCollator(collator, pad_id, **columns)
+        return TrainerColumnsCollator(collator, tokenizer, **columns)
 
     def _set_signature_columns_if_needed(self) -> None:
         if self._signature_columns is None:

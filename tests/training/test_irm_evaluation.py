@@ -109,11 +109,18 @@ def test_predict_with_generate_never_hands_the_trainer_columns_to_generate(t5, t
 
 def test_hf_collator_with_a_probe_pads_the_probe_inputs_as_the_library_collator(t5, tiny_tokenizer, groups, tmp_path):
     rows = [groups[i] for i in range(6)]
-    wrapped = TrainerColumnsCollator(DataCollatorForSeq2Seq(tiny_tokenizer), tiny_tokenizer.pad_token_id)(rows)
+    wrapped = TrainerColumnsCollator(DataCollatorForSeq2Seq(tiny_tokenizer), tiny_tokenizer)(rows)
     ours = EnvironmentCollator(tiny_tokenizer)(rows)
     for key in ("environment", "probe_input_ids", "probe_attention_mask", "probe_labels", "input_ids", "labels"):
         assert torch.equal(wrapped[key], ours[key]), key
     assert "group_id" not in wrapped
+    # the probe column as text, tokenized by the collator: the same ids as tokenizing it beforehand
+    texts = [f"it is in the {PLACES[i // 3]} <mask> ." for i in range(6)]
+    as_text = [{**row, "probe_input_ids": text} for row, text in zip(rows, texts, strict=True)]
+    as_ids = [{**row, "probe_input_ids": tiny_tokenizer(text)["input_ids"]} for row, text in zip(rows, texts, strict=True)]
+    from_text = TrainerColumnsCollator(DataCollatorForSeq2Seq(tiny_tokenizer), tiny_tokenizer)(as_text)
+    assert torch.equal(from_text["probe_input_ids"], EnvironmentCollator(tiny_tokenizer)(as_ids)["probe_input_ids"])
+    assert from_text["probe_input_ids"].shape[0] == 2
     probe = copy.deepcopy(t5).requires_grad_(False)
     args = config(tmp_path, max_steps=2, lambda_probe=0.1)
     trainer = IRMProbeTrainer(model=t5, args=args, train_dataset=groups, eval_dataset=groups,
