@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import larev_hf
 from larev_hf.cli.app import main
 from larev_hf.explain.generated import (
     ExplanationMetrics,
@@ -105,7 +106,9 @@ def test_compute_metrics_in_a_seq2seq_trainer_run(nli_bundle, esnli_rows, tmp_pa
     encoded = datasets.Dataset.from_dict({"input_ids": tokenizer(sources)["input_ids"],
                                           "labels": tokenizer(text_target=targets)["input_ids"]})
     raw = [{"premise": r["premise"], "hypothesis": r["hypothesis"], "label": LABELS[r["label"]]} for r in esnli_rows]
-    metrics_fn = trainer_metrics(str(nli_bundle), inputs=raw, tokenizer=tokenizer)
+    metrics_fn = larev_hf.trainer_metrics(str(nli_bundle), inputs=raw, tokenizer=tokenizer)
+    assert isinstance(metrics_fn, ExplanationMetrics) and isinstance(trainer_metrics(inputs=raw, tokenizer=tokenizer),
+                                                                      ExplanationMetrics)
     args = Seq2SeqTrainingArguments(output_dir=str(tmp_path / "t5"), predict_with_generate=True,
                                     generation_max_length=24, per_device_eval_batch_size=4, report_to="none",
                                     disable_tqdm=True)
@@ -186,3 +189,113 @@ def test_lighteval_metric_on_the_esnli_task_equals_larev_hf_evaluate(nli_bundle,
         doc.specific = None
     with pytest.raises(ValueError, match="has no doc.specific"):
         apply_metric(responses, bare, [metric])
+
+
+class StandInModel:
+    """Built lazily (lighteval is optional): a lighteval model that answers each sample with a fixed generation."""
+
+    @staticmethod
+    def build(generations: list[str]):
+        from lighteval.models.dummy.dummy_model import DummyModel, DummyModelConfig
+        from lighteval.models.model_output import ModelResponse
+
+        from larev_hf.modeling import build_tokenizer
+
+        class Answers(DummyModel):
+            @property
+            def tokenizer(self):  # DummyModel's is gpt2's, a download
+                return build_tokenizer("t5-tiny", ["explanation"] * 5)
+
+            def greedy_until(self, docs):
+                return [ModelResponse(text=[generations[int(doc.specific["row"])]]) for doc in docs]
+
+        return Answers(DummyModelConfig(model_name="stand-in"))
+
+
+def offline_lighteval_registry(monkeypatch) -> None:
+    """lighteval's registry imports every built-in task module; three of them cannot be imported offline here
+    (tiny_benchmarks downloads a pickle at import, mix_eval and mt_bench call a Hub API of another version). They are
+    not the task under test: replace whichever fails to import by an empty task table."""
+    import importlib
+    import sys
+    import types
+
+    for name in ("tiny_benchmarks", "mix_eval.main", "mt_bench.main"):
+        module = f"lighteval.tasks.tasks.{name}"
+        try:
+            importlib.import_module(module)
+        except Exception:
+            empty = types.ModuleType(module)
+            empty.TASKS_TABLE = []
+            monkeypatch.setitem(sys.modules, module, empty)
+
+
+@pytest.mark.slow  # lighteval's registry imports every built-in task (about a minute)
+def test_a_lighteval_run_on_the_custom_task_and_its_details_scored_again(nli_bundle, esnli_rows, tmp_path,
+                                                                        monkeypatch):
+    """lighteval's own Pipeline, offline, with a stand-in model on a tiny local copy of e-SNLI: the task's
+    explanation_score is `larev-hf evaluate`'s per sample and on average, and the saved details score the same."""
+    pytest.importorskip("lighteval")
+    import xxhash
+    from lighteval.logging.evaluation_tracker import EvaluationTracker
+    from lighteval.pipeline import ParallelismManager, Pipeline, PipelineParameters
+
+    try:
+        xxhash.xxh64("query")
+    except TypeError:
+        pytest.skip("lighteval 0.13's details logger hashes str, which xxhash >= 4 refuses: every lighteval run fails "
+                    "here (the details format is tested below without a run)")
+
+    offline_lighteval_registry(monkeypatch)
+    data = tmp_path / "esnli"
+    data.mkdir()
+    (data / "test.jsonl").write_text("".join(json.dumps({**row, "row": i}) + "\n" for i, row in enumerate(esnli_rows)))
+    task_file = tmp_path / "esnli_task.py"  # the example, keeping each row's position for the stand-in model
+    task_file.write_text((ROOT / "examples" / "lighteval_esnli_task.py").read_text().replace(
+        '"label": label},', '"label": label, "row": line["row"]},'))
+    monkeypatch.setenv("LAREV_ESNLI", str(data))
+    monkeypatch.setenv("LAREV_EVALUATOR", str(nli_bundle))
+    generations = generations_for(esnli_rows)
+    tracker = EvaluationTracker(output_dir=str(tmp_path / "lighteval"), save_details=True)
+    parameters = PipelineParameters(launcher_type=ParallelismManager.NONE, custom_tasks_directory=str(task_file))
+    pipeline = Pipeline(tasks="esnli_explained|0", pipeline_parameters=parameters, evaluation_tracker=tracker,
+                        model=StandInModel.build(generations))
+    pipeline.evaluate()
+    pipeline.save_and_push_results()
+    results = pipeline.get_results()["results"]
+    mean = next(value for key, value in results.items() if "esnli_explained" in key)["explanation_score"]
+
+    (details,) = (tmp_path / "lighteval").rglob("details_*.parquet")
+    read, inputs = read_generations(details)
+    order = [int(row["row"]) for row in inputs]
+    assert sorted(order) == list(range(len(esnli_rows))) and [read[i] for i in range(len(read))] == \
+        [generations[j] for j in order]
+    again = score_saved_generations(details, str(nli_bundle))
+    ordered = [esnli_rows[j] for j in order]
+    expected = evaluate_cli(nli_bundle, again["labels"], again["rationales"], ordered, tmp_path)
+    assert again["scores"] == pytest.approx(expected["scores"], abs=1e-4)
+    assert mean == pytest.approx(expected["mean"], abs=1e-4)
+
+
+def test_lighteval_details_files_are_scored_again_without_the_model(nli_bundle, esnli_rows, tmp_path):
+    """A details file as lighteval writes it (its Detail records, asdict, a parquet per task) scores as
+    `larev-hf evaluate` scores the same explanations."""
+    pytest.importorskip("lighteval")
+    from dataclasses import asdict
+
+    import datasets
+    from lighteval.logging.info_loggers import DetailsLogger
+    from lighteval.models.model_output import ModelResponse
+
+    task = load_task_module()
+    generations = generations_for(esnli_rows)
+    details = [DetailsLogger.Detail(task.esnli_prompt(row, "esnli_explained"), ModelResponse(text=[g]), {"explanation_score": 0.0})
+               for row, g in zip(esnli_rows, generations, strict=True)]
+    path = tmp_path / "details_esnli_explained|0_2026-11-29T00-00-00.parquet"
+    datasets.Dataset.from_list([asdict(detail) for detail in details]).to_parquet(str(path))
+    read, inputs = read_generations(path)
+    assert read == generations and inputs[0]["premise"] == esnli_rows[0]["premise"]
+    again = score_saved_generations(path, str(nli_bundle))
+    expected = evaluate_cli(nli_bundle, again["labels"], again["rationales"], esnli_rows, tmp_path)
+    assert again["scores"] == pytest.approx(expected["scores"], abs=1e-4)
+    assert again["mean_score"] == pytest.approx(expected["mean"], abs=1e-4)
