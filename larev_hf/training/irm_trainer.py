@@ -33,7 +33,9 @@ from larev_hf.training.irm_evaluation import IRMEvaluationMixin
 from larev_hf.training.losses import IRMProbeLoss
 from larev_hf.training.sampler import EnvironmentGroupBatchSampler, grouping_lengths
 
-logger = logging.get_logger(__name__)
+# HF's Trainer logger: the batch line appears beside its "Total train batch size", under the same verbosity
+# (HF's scripts set transformers' verbosity, not the root logger's)
+logger = logging.get_logger("transformers.trainer")
 
 
 class IRMProbeTrainer(IRMEvaluationMixin, TiedWeightsResumeMixin, Seq2SeqTrainer):

@@ -231,3 +231,51 @@ def test_removable_columns_keep_what_the_trainer_reads(tmp_path):
     args = IRMProbeConfig(output_dir=str(tmp_path), report_to="none", environment_column="domain")
     columns = ["document", "summary", "domain", "group_id", "probe_input_ids", "id"]
     assert args.removable_columns(columns) == ["document", "summary", "id"]
+
+
+def test_the_docs_quick_start_then_evaluate_and_predict(tmp_path, monkeypatch):
+    """docs/trainer.md's complete quick start (two steps instead of an epoch), then the Trainer's evaluate() and
+    predict() on its environment set: the objective and its parts come back."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "trainer.md").read_text()
+    block = next(code for code in re.findall(r"```python\n(.*?)```", page, re.S) if "trainer.train()" in code
+                 and "environment_dataset" in code)
+    monkeypatch.chdir(tmp_path)
+    code = block.replace("num_train_epochs=1,", "max_steps=2, disable_tqdm=True,")
+    assert code != block
+    namespace: dict = {}
+    exec(compile(code, "docs/trainer.md", "exec"), namespace)
+    trainer, dataset = namespace["trainer"], namespace["train_dataset"]
+    subset = dataset.select(range(24))
+    metrics = trainer.evaluate(subset)
+    assert metrics["eval_loss"] == pytest.approx(metrics["eval_erm/loss"] + metrics["eval_irm/penalty"], rel=1e-4)
+    assert {"eval_env/0/loss", "eval_env/1/loss", "eval_env/2/loss"} <= set(metrics)
+    predicted = trainer.predict(subset)
+    assert predicted.metrics["test_loss"] == pytest.approx(metrics["eval_loss"], rel=1e-6)
+    assert len(predicted.label_ids) == 24
+
+
+def test_the_batch_size_is_logged_in_groups_and_rows(t5, tiny_tokenizer, groups, tmp_path):
+    import logging
+
+    from transformers.utils import logging as hf_logging
+
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    handler, logger = Keep(), hf_logging.get_logger("transformers.trainer")
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        IRMProbeTrainer(model=t5, args=config(tmp_path), train_dataset=groups, processing_class=tiny_tokenizer).train()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert "  IRM batches: 2 groups per device (about 6 rows); 4 groups of 3.00 rows on average, environments " \
+           "[0, 1, 2]" in records
