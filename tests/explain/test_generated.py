@@ -1,6 +1,6 @@
 """A model's generated explanations scored where it is trained and evaluated: ``compute_metrics`` in a Seq2SeqTrainer
 run, lighteval's metric on a custom task, and saved generations scored again, each equal to ``larev-hf evaluate`` on
-the same explanations (a tiny e-SNLI LAREV bundle, built here)."""
+the same explanations (the tiny e-SNLI LAREV bundle of tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -26,19 +26,6 @@ from larev_hf.io import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 LABELS = ("entailment", "neutral", "contradiction")
-
-
-@pytest.fixture(scope="module")
-def nli_bundle(data_dir: Path, tmp_path_factory) -> Path:
-    """A LAREV bundle from a small e-SNLI run (48 training examples): too small to trust, enough to score."""
-    from larev_hf.hub import EvaluatorBundle
-    from larev_hf.pipeline import Run, RunConfig
-
-    run = tmp_path_factory.mktemp("nli-run")
-    config = RunConfig(method="larev", dataset="esnli", data_dir=str(data_dir / "esnli"), max_train_examples=48,
-                       max_eval_examples=12, num_train_epochs=1.0, n_boot=50)
-    Run(config, run, progress=False).execute()
-    return EvaluatorBundle.from_run(run, "larev").save_pretrained(tmp_path_factory.mktemp("nli-bundle") / "b")
 
 
 @pytest.fixture(scope="module")
