@@ -50,7 +50,10 @@ class IRMProbeTrainer(IRMEvaluationMixin, TiedWeightsResumeMixin, Seq2SeqTrainer
         Other arguments are those of ``Seq2SeqTrainer``.
 
     Logged metrics (train and ``eval_``-prefixed in evaluation): ``erm/loss``, ``irm/penalty``,
-    ``probe/loss``, ``weights/lambda_irm``, ``weights/lambda_probe``, ``env/<e>/loss``.
+    ``probe/loss``, ``weights/lambda_irm``, ``weights/lambda_probe``, ``env/<e>/loss``. ``evaluate()``, ``predict()``
+    and ``predict_with_generate`` work with or without environments in the rows (:mod:`.irm_evaluation`); any collator
+    works (:meth:`trainer_collator`); settings that would do nothing are refused or warned about before training
+    (:mod:`.checks`).
     """
 
     _tag_names = ["larev", "irm", "rationale-evaluation"]
