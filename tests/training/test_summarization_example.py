@@ -123,3 +123,8 @@ def test_example_warns_when_max_train_samples_cuts_groups(workspace, tmp_path, m
     with pytest.warns(UserWarning, match=r"1 of 4 groups \('group_id'\) have fewer environments than the fullest "
                                          r"group's 3 \(1 have only one\)"):
         run_script(workspace, tmp_path / "cut", "--max_train_samples", "10", monkeypatch=monkeypatch)
+
+
+def test_example_refuses_a_probe_weight_without_a_probe_model(workspace, tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match=r"lambda_probe=0.01 but no probe_model was given"):
+        run_script(workspace, tmp_path / "no-probe", "--lambda_probe", "0.01", monkeypatch=monkeypatch)
