@@ -128,3 +128,25 @@ def test_example_warns_when_max_train_samples_cuts_groups(workspace, tmp_path, m
 def test_example_refuses_a_probe_weight_without_a_probe_model(workspace, tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"lambda_probe=0.01 but no probe_model was given"):
         run_script(workspace, tmp_path / "no-probe", "--lambda_probe", "0.01", monkeypatch=monkeypatch)
+
+
+def test_example_with_renamed_columns_trains_as_with_the_default_names(workspace, tmp_path, monkeypatch):
+    """--environment_column domain --group_column doc with HF's DataCollatorForSeq2Seq: the same losses as the
+    default names on the same rows."""
+    renamed = tmp_path / "renamed"
+    renamed.mkdir()
+    for split in ("train", "validation", "test"):
+        rows = [json.loads(line) for line in (workspace / f"{split}.json").read_text().splitlines()]
+        (renamed / f"{split}.json").write_text("\n".join(json.dumps(
+            {("domain" if k == "environment" else "doc" if k == "group_id" else k): v for k, v in row.items()})
+            for row in rows) + "\n")
+    (renamed / "model").symlink_to(workspace / "model")
+
+    def losses(root: Path, output: Path, *extra: str) -> list[tuple[float, float]]:
+        run_script(root, output, *extra, monkeypatch=monkeypatch)
+        history = json.loads((output / "trainer_state.json").read_text())["log_history"]
+        return [(entry["loss"], entry["irm/penalty"]) for entry in history if "irm/penalty" in entry]
+
+    expected = losses(workspace, tmp_path / "default")
+    assert len(expected) == 2
+    assert losses(renamed, tmp_path / "renamed-run", "--environment_column", "domain", "--group_column", "doc") == expected
