@@ -50,7 +50,8 @@ class GenerationScorer:
     @property
     def bundle(self) -> Any:
         if self._bundle is None:
-            self._bundle = evaluators.load(self.evaluator, self.revision, self.device, progress=False)
+            # a named evaluator says on stderr where it came from (the cache, the Hub, or a build of minutes)
+            self._bundle = evaluators.load(self.evaluator, self.revision, self.device)
         return self._bundle
 
     def choices(self, row: Mapping[str, Any], index: int) -> list[str]:

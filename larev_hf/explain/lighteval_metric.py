@@ -5,7 +5,7 @@ The model answers a sample with ``"ŷ explanation: r̂"``; :class:`ExplanationSc
 sample's input, taken from ``doc.specific`` (what a task's prompt function keeps: ``premise`` and ``hypothesis`` for
 NLI, ``question`` and ``choices`` for QA), in one batch for all samples, through
 :class:`~larev_hf.explain.generated.GenerationScorer` (the scoring path of ``larev-hf evaluate``). Register it in a
-custom task as any lighteval metric; ``examples/lighteval_esnli_task.py`` is one for e-SNLI::
+custom task as any lighteval metric; ``examples/lighteval/esnli_task.py`` is one for e-SNLI::
 
     from larev_hf.explain.lighteval_metric import explanation_metric
 
@@ -40,10 +40,13 @@ class ExplanationScore(SampleLevelComputation):
         scorer (`GenerationScorer`): the evaluator; metrics of several columns share one, and score a batch once.
         column (`str`, *optional*, defaults to `"scores"`): the per-sample column of the evaluator's result to report
             (``calibrated_scores``, ``label_centred_scores``, ... where the evaluator returns them).
+        shared (`dict`, *optional*): the last batch scored, shared by the metrics of one :func:`explanation_metrics`
+            call, so the other columns' metrics reuse the first one's scoring.
     """
 
-    def __init__(self, scorer: GenerationScorer, column: str = "scores") -> None:
+    def __init__(self, scorer: GenerationScorer, column: str = "scores", shared: dict | None = None) -> None:
         self.scorer, self.column = scorer, column
+        self.shared = {} if shared is None else shared
         self.last_result: dict[str, Any] | None = None
 
     def compute(self, responses: list[ModelResponse], docs: list[Doc], **kwargs: Any) -> list[float]:
@@ -60,10 +63,9 @@ class ExplanationScore(SampleLevelComputation):
             generations.append(texts[0])
             inputs.append(dict(doc.specific))
         key = json.dumps([generations, inputs], sort_keys=True, default=str)
-        cached = getattr(self.scorer, "_lighteval_last", None)
-        if cached is None or cached[0] != key:  # the first column's metric scores; the others reuse it
-            self.scorer._lighteval_last = cached = (key, self.scorer.score(generations, inputs))
-        result = self.last_result = cached[1]
+        if self.shared.get("key") != key:  # the first column's metric scores; the others reuse it
+            self.shared.update(key=key, result=self.scorer.score(generations, inputs))
+        result = self.last_result = self.shared["result"]
         if self.column not in result:
             available = sorted(k for k, v in result.items() if isinstance(v, list))
             raise ValueError(f"the evaluator returned no {self.column!r}; its per-sample columns are {available}")
@@ -76,9 +78,10 @@ def explanation_metrics(evaluator: Any = "esnli", columns: Sequence[str] = ("sco
     → ``explanation_score:<column>``), sharing one evaluator: per sample, then the mean over the corpus (higher = the
     explanation adds more information about the label, docs/hub.md). ``scorer_options``: :class:`GenerationScorer`'s
     ``revision``, ``device``, ``batch_size``."""
-    scorer = GenerationScorer(evaluator, **scorer_options)
+    scorer, shared = GenerationScorer(evaluator, **scorer_options), {}
     return [SampleLevelMetric(metric_name=column_metric_name(name, column), higher_is_better=True,
-                              category=SamplingMethod.GENERATIVE, sample_level_fn=ExplanationScore(scorer, column),
+                              category=SamplingMethod.GENERATIVE,
+                              sample_level_fn=ExplanationScore(scorer, column, shared),
                               corpus_level_fn=np.mean, batched_compute=True)
             for column in columns]
 

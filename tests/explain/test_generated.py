@@ -140,7 +140,7 @@ def test_saved_generations_are_scored_again_without_the_model(nli_bundle, esnli_
 # --------------------------------------------------------------------------- lighteval
 def load_task_module():
     pytest.importorskip("lighteval")
-    spec = importlib.util.spec_from_file_location("lighteval_esnli_task", ROOT / "examples" / "lighteval_esnli_task.py")
+    spec = importlib.util.spec_from_file_location("lighteval_esnli_task", ROOT / "examples" / "lighteval" / "esnli_task.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -238,7 +238,7 @@ def test_a_lighteval_run_on_the_custom_task_and_its_details_scored_again(nli_bun
     data.mkdir()
     (data / "test.jsonl").write_text("".join(json.dumps({**row, "row": i}) + "\n" for i, row in enumerate(esnli_rows)))
     task_file = tmp_path / "esnli_task.py"  # the example, keeping each row's position for the stand-in model
-    task_file.write_text((ROOT / "examples" / "lighteval_esnli_task.py").read_text().replace(
+    task_file.write_text((ROOT / "examples" / "lighteval" / "esnli_task.py").read_text().replace(
         '"label": label},', '"label": label, "row": line["row"]},'))
     monkeypatch.setenv("LAREV_ESNLI", str(data))
     monkeypatch.setenv("LAREV_EVALUATOR", str(nli_bundle))

@@ -8,7 +8,7 @@ lighteval's details files can be scored again later without the model:
 
     pip install "larev-hf[lighteval]"
     lighteval accelerate "model_name=<your seq2seq or causal LM>" "esnli_explained|0" \
-        --custom-tasks examples/lighteval_esnli_task.py --save-details --max-samples 200
+        --custom-tasks examples/lighteval/esnli_task.py --save-details --max-samples 200
 
 Environment variables: ``LAREV_ESNLI`` (the data: a Hub id or a local directory with e-SNLI's jsonl files, default
 ``esnli``), ``LAREV_EVALUATOR`` (a named evaluator, a bundle directory or a Hub id; default ``esnli``).
