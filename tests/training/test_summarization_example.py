@@ -1,6 +1,7 @@
-"""HF's run_summarization.py with IRMProbeTrainer swapped in (examples/summarization), run in-process on a tiny local
-data set (documents × 3 environments with `environment` and `group_id` columns) and the t5-tiny preset: train, evaluate
-and predict, with and without generation, with and without a probe."""
+"""examples/summarization/run_summarization.py (our script in the shape of HF's seq2seq examples, with
+IRMProbeTrainer), run in-process on a tiny local data set (documents × 3 environments with `environment` and
+`group_id` columns) and the t5-tiny preset: train, evaluate and predict, with and without generation, with and
+without a probe."""
 
 from __future__ import annotations
 
