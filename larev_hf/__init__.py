@@ -29,3 +29,12 @@ def metric_path(name: str = "larev") -> str:
         known = sorted(p.name for p in path.parent.iterdir() if (p / f"{p.name}.py").is_file())
         raise ValueError(f"no shipped evaluate module {name!r}; expected one of {known}")
     return str(path)
+
+
+def trainer_metrics(evaluator: object = "esnli", *, inputs: object, tokenizer: object, **options: object) -> object:
+    """A ready ``compute_metrics`` for ``Seq2SeqTrainer(predict_with_generate=True)``: the evaluator's scores of the
+    ``"label explanation: ..."`` texts a self-rationalizing model generates at each evaluation, with ``inputs`` the
+    evaluation set's raw rows in order (:func:`larev_hf.explain.generated.trainer_metrics`; docs/hub.md)."""
+    from larev_hf.explain.generated import trainer_metrics as build
+
+    return build(evaluator, inputs=inputs, tokenizer=tokenizer, **options)

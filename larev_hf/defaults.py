@@ -45,3 +45,5 @@ LCIG_IG_LABELS = "all"
 #: The dataset columns of environment-grouped training: a row's environment index and the instance it belongs to.
 ENVIRONMENT_COLUMN = "environment"
 GROUP_COLUMN = "group_id"
+#: The token ids of the leakage-masked baseline b̃ that the frozen probe ψ decodes the label from (one per group).
+PROBE_COLUMN = "probe_input_ids"

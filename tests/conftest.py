@@ -103,6 +103,25 @@ def tiny_run(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def nli_run(data_dir: Path, tmp_path_factory) -> Path:
+    """A small LAREV run on e-SNLI (NLI, so the baseline's surface frame varies per instance); too small to trust.
+    Built once per session and shared by the tests that score NLI explanations."""
+    from larev_hf.pipeline import Run, RunConfig
+
+    config = RunConfig(method="larev", dataset="esnli", data_dir=str(data_dir / "esnli"), max_train_examples=48,
+                       max_eval_examples=12, num_train_epochs=1.0, n_boot=50)
+    return built_once(tmp_path_factory, "nli-run", lambda output: Run(config, output, progress=False).execute())
+
+
+@pytest.fixture(scope="session")
+def nli_bundle(nli_run: Path, tmp_path_factory) -> Path:
+    """The small e-SNLI run's LAREV bundle (``save_pretrained``)."""
+    from larev_hf.hub import EvaluatorBundle
+
+    return EvaluatorBundle.from_run(nli_run, "larev").save_pretrained(tmp_path_factory.mktemp("nli-bundle") / "b")
+
+
+@pytest.fixture(scope="session")
 def tiny_bundles(tiny_run, tmp_path_factory) -> dict[str, Path]:
     """The tiny run's REV and LAREV evaluator bundles, saved with ``save_pretrained`` (method → directory)."""
     from larev_hf.hub import EvaluatorBundle

@@ -18,6 +18,12 @@ from larev_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and type checkers
     from larev_hf.explain.choices import RATIONALE_SEPARATOR, augmented_input, choice_log_probs
+    from larev_hf.explain.generated import (
+        ExplanationMetrics,
+        GenerationScorer,
+        score_saved_generations,
+        trainer_metrics,
+    )
     from larev_hf.explain.generators import (
         ExplanationGenerator,
         GoldGenerator,
@@ -48,4 +54,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "nli": ("NLIJudge", "train_nli_judge"),
     "choices": ("RATIONALE_SEPARATOR", "augmented_input", "choice_log_probs"),
     "run_dir": ("DatasetRunDirectory",),
+    "generated": ("ExplanationMetrics", "GenerationScorer", "score_saved_generations", "trainer_metrics"),
 })

@@ -87,6 +87,8 @@ class ChoiceCollator:
     through as tensors (IRM batches, :class:`~larev_hf.training.IRMProbeTrainer`)."""
 
     tokenizer: PreTrainedTokenizerBase
+    #: the IRM trainer hands it the rows as they are (it passes ``environment`` / ``group_id`` through itself)
+    reads_trainer_columns = True
 
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         k = len(features[0]["input_ids"])

@@ -29,9 +29,11 @@ class ChoiceIRMLoss(IRMProbeLoss):
     """Mean over environments of the choice cross-entropy + λ_IRM · Σ_e (∂L^e(w · logits)/∂w |_{w=1})² (eq. 4.10)."""
 
     def forward(self, model, batch, probe, lambda_irm, lambda_probe) -> LossParts:
-        logits = model(**{key: batch[key] for key in CHOICE_INPUTS if key in batch}).logits  # [rows, K]
-        penalty, risks, _ = irm_penalty(logits.unsqueeze(1), batch["labels"][:, :1], batch["environment"])
-        return irm_loss_parts(risks, penalty, lambda_irm)
+        outputs = model(**{key: batch[key] for key in CHOICE_INPUTS if key in batch})
+        penalty, risks, _ = irm_penalty(outputs.logits.unsqueeze(1), batch["labels"][:, :1], batch["environment"])  # [rows, K]
+        parts = irm_loss_parts(risks, penalty, lambda_irm)
+        parts.outputs = outputs
+        return parts
 
 
 class ChoiceTrainer(IRMProbeTrainer):

@@ -26,8 +26,10 @@ class IRMProbeConfig(IRMArguments, Seq2SeqTrainingArguments):
             values and the measured ones.
         penalty_warmup_ratio (`float`, *optional*, defaults to `1/3`):
             Both weights rise linearly from 0 to their value over this fraction of the training steps (§5.3.3).
-        token_reduction (`str`, *optional*, defaults to `"sum"`):
-            Per-example label NLL as the sum (−log p(y|·), what the scores use) or the mean of its token NLLs.
+        token_reduction (`str`, *optional*, defaults to `"mean"`):
+            Per-example label NLL as the mean of its token NLLs (nats per token, the scale of `Seq2SeqTrainer`'s loss,
+            so `loss`, `grad_norm` and the penalty read as in a plain run) or their sum (−log p(y|·), what the scores
+            use). The library's own evaluators train with the sum (`LIBRARY_TOKEN_REDUCTION`, passed by `train_irm`).
         probe_max_loss (`float` or `None`, *optional*, defaults to `None`):
             If set, the probe loss is clamped at this value before it is subtracted, so maximising it cannot
             run away (the −λ_probe term is otherwise unbounded below).
@@ -39,6 +41,9 @@ class IRMProbeConfig(IRMArguments, Seq2SeqTrainingArguments):
     Parameters that control the data:
         environment_column (`str`, *optional*, defaults to `"environment"`): integer environment index of a row.
         group_column (`str`, *optional*, defaults to `"group_id"`): the instance a row belongs to; a batch holds whole groups.
+        probe_column (`str`, *optional*, defaults to `"probe_input_ids"`): token ids of the probe's masked baseline b̃.
+
+    `removable_columns(column_names)` gives the columns a tokenizing `map` may remove while these survive.
 
     > [!NOTE]
     > Differences from `Seq2SeqTrainingArguments`: `per_device_train_batch_size` counts environment *groups* (one

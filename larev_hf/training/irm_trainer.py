@@ -12,20 +12,33 @@ trainer.train()
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 import torch
 from torch.utils.data import DataLoader
 from transformers import PreTrainedModel, Seq2SeqTrainer
+from transformers.utils import logging
 
 from larev_hf.modeling.backbones import load_evaluator
 from larev_hf.training.checkpoints import TiedWeightsResumeMixin
-from larev_hf.training.collator import EnvironmentCollator
+from larev_hf.training.checks import (
+    check_probe,
+    check_training_groups,
+    count_groups,
+    single_environment_batches,
+)
+from larev_hf.training.collator import EnvironmentCollator, TrainerColumnsCollator
 from larev_hf.training.irm_config import IRMProbeConfig
+from larev_hf.training.irm_evaluation import IRMEvaluationMixin
 from larev_hf.training.losses import IRMProbeLoss
 from larev_hf.training.sampler import EnvironmentGroupBatchSampler, grouping_lengths
 
+# HF's Trainer logger: the batch line appears beside its "Total train batch size", under the same verbosity
+# (HF's scripts set transformers' verbosity, not the root logger's)
+logger = logging.get_logger("transformers.trainer")
 
-class IRMProbeTrainer(TiedWeightsResumeMixin, Seq2SeqTrainer):
+
+class IRMProbeTrainer(IRMEvaluationMixin, TiedWeightsResumeMixin, Seq2SeqTrainer):
     """Trains with L = ERM + λ_IRM·IRMv1 − λ_probe·L_probe(ψ frozen), both weights warmed up linearly.
 
     Args:
@@ -37,7 +50,10 @@ class IRMProbeTrainer(TiedWeightsResumeMixin, Seq2SeqTrainer):
         Other arguments are those of ``Seq2SeqTrainer``.
 
     Logged metrics (train and ``eval_``-prefixed in evaluation): ``erm/loss``, ``irm/penalty``,
-    ``probe/loss``, ``weights/lambda_irm``, ``weights/lambda_probe``, ``env/<e>/loss``.
+    ``probe/loss``, ``weights/lambda_irm``, ``weights/lambda_probe``, ``env/<e>/loss``. ``evaluate()``, ``predict()``
+    and ``predict_with_generate`` work with or without environments in the rows (:mod:`.irm_evaluation`); any collator
+    works (:meth:`trainer_collator`); settings that would do nothing are refused or warned about before training
+    (:mod:`.checks`).
     """
 
     _tag_names = ["larev", "irm", "rationale-evaluation"]
@@ -57,11 +73,15 @@ class IRMProbeTrainer(TiedWeightsResumeMixin, Seq2SeqTrainer):
             raise TypeError(f"IRMProbeTrainer needs an IRMProbeConfig, got {type(args).__name__}")
         if probe_model is not None and probe_model is model:
             raise ValueError("probe_model is the model being trained; the probe must be a separate, frozen copy")
-        if kwargs.get("data_collator") is None and kwargs.get("processing_class") is not None:
-            kwargs["data_collator"] = EnvironmentCollator(kwargs["processing_class"], args.environment_column, args.group_column)
+        train_dataset = kwargs.get("train_dataset")
+        check_probe(probe_model is not None, args.lambda_probe, getattr(train_dataset, "column_names", None),
+                    args.probe_column)
+        kwargs["data_collator"] = self.trainer_collator(kwargs.get("data_collator"), kwargs.get("processing_class"), args)
         super().__init__(model=model, args=args, **kwargs)
         # The custom loss is already a per-batch mean; gradient accumulation must not rescale it by token counts.
         self.model_accepts_loss_kwargs = False
+        if hasattr(self.model, "add_model_tags"):  # the Trainer's push_to_hub puts a model's tags on its card
+            self.model.add_model_tags(self._tag_names)
         self.loss_module = loss or IRMProbeLoss(args.token_reduction, args.probe_max_loss)
         self.probe = None
         if probe_model is not None:
@@ -70,11 +90,29 @@ class IRMProbeTrainer(TiedWeightsResumeMixin, Seq2SeqTrainer):
             self.probe = self.accelerator.prepare_model(probe, evaluation_mode=True)
         self._metrics: dict[str, dict[str, list[float]]] = {"train": defaultdict(list), "eval": defaultdict(list)}
 
+    @staticmethod
+    def trainer_collator(collator: Any, processing_class: Any, args: IRMProbeConfig) -> Any:
+        """The collator the trainer uses: :class:`EnvironmentCollator` by default; a given one as is if it reads the
+        environment, group and probe columns itself (``reads_trainer_columns``), else wrapped in
+        :class:`TrainerColumnsCollator`, so HF's ``DataCollatorForSeq2Seq`` never sees them."""
+        columns = dict(environment_column=args.environment_column, group_column=args.group_column,
+                       probe_column=args.probe_column)
+        if collator is None:
+            return None if processing_class is None else EnvironmentCollator(processing_class, **columns)
+        if getattr(collator, "reads_trainer_columns", False):
+            return collator
+        tokenizer = getattr(collator, "tokenizer", None) or processing_class
+        if getattr(tokenizer, "pad_token_id", None) is None:
+            raise ValueError("a data_collator without the trainer's columns needs a tokenizer with a pad token (as "
+                             "data_collator.tokenizer or processing_class) to pad the probe inputs")
+        return TrainerColumnsCollator(collator, tokenizer, **columns)
+
     def _set_signature_columns_if_needed(self) -> None:
         if self._signature_columns is None:
             args = self.args
             self._signature_columns = [
-                "input_ids", "attention_mask", "labels", args.environment_column, args.group_column, "probe_input_ids",
+                "input_ids", "attention_mask", "labels", "decoder_input_ids", "decoder_attention_mask",
+                args.environment_column, args.group_column, args.probe_column,
             ]
 
     def penalty_weights(self) -> tuple[float, float]:
@@ -91,6 +129,10 @@ class IRMProbeTrainer(TiedWeightsResumeMixin, Seq2SeqTrainer):
         return lambda_probe * every if self.state.global_step % every == 0 else 0.0
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        """The objective on a batch with environments (:class:`IRMProbeLoss`, its parts logged); on one without
+        (evaluation rows of plain pairs) the ERM part alone, the label NLL per row with ``token_reduction``."""
+        if "environment" not in inputs:
+            return self.plain_loss(model, inputs, return_outputs)
         lambda_irm, lambda_probe = self.penalty_weights()
         mode = "train" if model.training else "eval"
         applied_probe = self.probe_weight_this_step(lambda_probe, model.training)
@@ -107,15 +149,15 @@ class IRMProbeTrainer(TiedWeightsResumeMixin, Seq2SeqTrainer):
                 self._metrics[mode][key].append(self.accelerator.gather_for_metrics(value.detach().reshape(1)).mean().item())
             self._metrics[mode]["weights/lambda_irm"].append(lambda_irm)
             self._metrics[mode]["weights/lambda_probe"].append(lambda_probe)
-        return (parts.loss, None) if return_outputs else parts.loss
+        return (parts.loss, parts.outputs if parts.outputs is not None else {}) if return_outputs else parts.loss
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        mode = "train" if self.model.training else "eval"
-        metrics = {key: sum(values) / len(values) for key, values in self._metrics[mode].items() if values}
-        if mode == "eval":
-            metrics = {f"eval_{key}": value for key, value in metrics.items()}
+        # evaluation's parts reach the metrics of evaluate()/predict() in evaluation_loop, so here only training's
+        metrics = {}
+        if self.model.training:
+            metrics = {key: sum(values) / len(values) for key, values in self._metrics["train"].items() if values}
+            self._metrics["train"].clear()
         super().log({**logs, **metrics}, start_time)
-        self._metrics[mode].clear()
 
     def get_batch_sampler(self, dataset) -> EnvironmentGroupBatchSampler:
         """Override point: the batch sampler of the training set (whole environment groups per batch)."""
@@ -133,9 +175,11 @@ class IRMProbeTrainer(TiedWeightsResumeMixin, Seq2SeqTrainer):
         if missing:
             raise ValueError(f"the training set needs the column {missing[0]!r}; it has {dataset.column_names}")
         dataset = self._remove_unused_columns(dataset, description="training")
+        batch_sampler = self.get_batch_sampler(dataset)
+        self.check_training_set(dataset, batch_sampler)
         loader = DataLoader(
             dataset,
-            batch_sampler=self.get_batch_sampler(dataset),
+            batch_sampler=batch_sampler,
             collate_fn=self.data_collator,
             num_workers=self.args.dataloader_num_workers,
             pin_memory=self.args.dataloader_pin_memory,
@@ -144,3 +188,20 @@ class IRMProbeTrainer(TiedWeightsResumeMixin, Seq2SeqTrainer):
         # process i % num_processes, so an environment group never spans two processes. even_batches stays on:
         # a short epoch is padded with whole batches from its start, never with parts of groups.
         return self.accelerator.prepare(loader)
+
+    def check_training_set(self, dataset, batch_sampler) -> None:
+        """Before the first step: refuse or warn about groups and batches the IRM penalty cannot compare
+        (:mod:`larev_hf.training.checks`), and say what a batch is in rows and groups (HF's log counts groups)."""
+        args = self.args
+        environments = dataset[args.environment_column]
+        counts = count_groups(environments, dataset[args.group_column])
+        check_training_groups(counts, single_environment_batches(batch_sampler, environments), args.lambda_irm,
+                              args.group_column, args.environment_column)
+        logger.info(f"  IRM batches: {args.per_device_train_batch_size} groups per device "
+                    f"(about {args.per_device_train_batch_size * counts.rows_per_group:.0f} rows); {counts.n_groups} "
+                    f"groups of {counts.rows_per_group:.2f} rows on average, environments {list(counts.environments)}")
+
+    def create_model_card(self, *args, tags: str | list[str] | None = None, **kwargs) -> None:
+        """HF's model card, with the trainer's tags (``larev``, ``irm``, ...) among its tags."""
+        tags = [tags] if isinstance(tags, str) else list(tags or [])
+        super().create_model_card(*args, tags=tags + [tag for tag in self._tag_names if tag not in tags], **kwargs)

@@ -16,7 +16,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.training.irm_trainer import IRMProbeTrainer
 from larev_hf.training.seq2seq import checkpoint_dir_for, fit_and_save
-from larev_hf.training.settings import TrainSettings
+from larev_hf.training.settings import LIBRARY_TOKEN_REDUCTION, TrainSettings
 
 #: Steps between two logged training metrics of an IRM trainer (the plain evaluators log every 50).
 IRM_LOGGING_STEPS = 25
@@ -42,10 +42,12 @@ def train_irm(
         groups_per_batch: environment groups per batch (``per_device_train_batch_size`` of an IRM config).
         probe: LAREV's frozen probe ψ; without it λ_probe is 0 unless ``config_values`` say otherwise.
         trainer_kwargs: further arguments of the trainer (a ``loss`` module).
-        config_values: fields of the trainer's config (``lambda_irm``, ``penalty_warmup_ratio``, ``normalization``).
+        config_values: fields of the trainer's config (``lambda_irm``, ``penalty_warmup_ratio``, ``normalization``);
+            ``token_reduction`` is :data:`~larev_hf.training.settings.LIBRARY_TOKEN_REDUCTION` unless given.
     """
     if probe is None:
         config_values.setdefault("lambda_probe", 0.0)
+    config_values.setdefault("token_reduction", LIBRARY_TOKEN_REDUCTION)  # the evaluators' recorded objective
     args = settings.training_arguments(
         checkpoint_dir_for(output_dir), args_class=trainer_class.config_class,
         per_device_train_batch_size=groups_per_batch, logging_steps=IRM_LOGGING_STEPS, **config_values,

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from accelerate.utils import extract_model_from_parallel
@@ -90,6 +91,8 @@ class LossParts:
     irm_penalty: torch.Tensor
     probe_loss: torch.Tensor
     environment_losses: dict[int, torch.Tensor]
+    #: the model's outputs on the batch (its logits), returned to the Trainer's prediction loop; ``None`` if not kept
+    outputs: Any = None
 
 
 def irm_loss_parts(
@@ -117,8 +120,8 @@ class IRMProbeLoss(nn.Module):
     """ERM + λ_IRM · IRMv1 penalty − λ_probe · frozen-probe loss (thesis eq. 4.10).
 
     Args:
-        token_reduction (`str`, *optional*, defaults to `"sum"`): per-row label NLL as the sum of
-            token NLLs (−log p(y|·), what the scores use) or their mean.
+        token_reduction (`str`, *optional*, defaults to `"mean"`): per-row label NLL as the mean of its token NLLs
+            (nats per token, as ``IRMProbeConfig``'s default) or their sum (−log p(y|·), what the scores use).
         probe_max_loss (`float`, *optional*): clamp the probe loss at this value before subtracting it.
 
     Inputs of ``forward``: the model, its batch (``input_ids``, ``attention_mask``, ``labels``,
@@ -126,7 +129,7 @@ class IRMProbeLoss(nn.Module):
     ``probe_labels``), the frozen probe (or ``None``) and the current weights.
     """
 
-    def __init__(self, token_reduction: str = "sum", probe_max_loss: float | None = None) -> None:
+    def __init__(self, token_reduction: str = "mean", probe_max_loss: float | None = None) -> None:
         super().__init__()
         self.token_reduction = token_reduction
         self.probe_max_loss = probe_max_loss
@@ -151,7 +154,9 @@ class IRMProbeLoss(nn.Module):
         penalty, risks, _ = irm_penalty(outputs.logits, labels, batch["environment"], self.token_reduction)
         use_probe = probe is not None and lambda_probe > 0
         probe_loss = self.probe_loss(model, batch, probe) if use_probe else penalty.new_zeros(())
-        return irm_loss_parts(risks, penalty, lambda_irm, probe_loss=probe_loss, lambda_probe=lambda_probe)
+        parts = irm_loss_parts(risks, penalty, lambda_irm, probe_loss=probe_loss, lambda_probe=lambda_probe)
+        parts.outputs = outputs
+        return parts
 
     def probe_loss(self, model: nn.Module, batch: dict[str, torch.Tensor], probe: nn.Module) -> torch.Tensor:
         """Mean NLL of the frozen probe ψ decoding y from Enc_ΦLA(b̃) (eq. 4.10's last term)."""

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from larev_hf.defaults import ENVIRONMENT_COLUMN, GROUP_COLUMN, PROBE_EVERY_N_STEPS
+from larev_hf.defaults import ENVIRONMENT_COLUMN, GROUP_COLUMN, PROBE_COLUMN, PROBE_EVERY_N_STEPS
 from larev_hf.modeling.lora_settings import LoraSettings
 from larev_hf.modeling.presets import KIND_DEFAULTS, backbone_default
 
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
 
 #: Both LAREV penalties (and RoRA's) rise linearly from 0 over this share of the training steps (thesis §5.3.3).
 PENALTY_WARMUP_RATIO = 1 / 3
+#: The per-example NLL the library's own evaluators train with (``larev-hf run``, the named recipes): the sum over the
+#: label's tokens, −log p(y|·), as the scores use. :func:`~larev_hf.training.train_irm` passes it unless told otherwise,
+#: so their recorded scores do not move with :class:`IRMArguments`' default, which is the per-token mean for scripts.
+LIBRARY_TOKEN_REDUCTION = "sum"
 #: What a field left ``None`` in a run's settings means (:func:`trainer_field` adds it to the help).
 BACKBONE_DECIDES = "default: the backbone's; larev_hf.modeling.presets"
 
@@ -62,8 +67,9 @@ class IRMArguments:
         default=PENALTY_WARMUP_RATIO,
         metadata={"help": "linear warm-up of both penalties over this share of steps (thesis §5.3.3)"})
     token_reduction: str = field(
-        default="sum", metadata={"help": "per-example label NLL: 'sum' (−log p(y|·), what the scores use) or 'mean' of "
-                                         "its token NLLs"})
+        default="mean", metadata={"help": "per-example label NLL: 'mean' of its token NLLs (nats per token, the scale "
+                                          "of Seq2SeqTrainer's loss) or their 'sum' (−log p(y|·), what the scores use "
+                                          "and the library's own evaluators train with)"})
     probe_max_loss: float | None = field(
         default=None, metadata={"help": "clamp the subtracted probe loss at this value (None: no clamp), so maximising "
                                         "it cannot run away"})
@@ -73,6 +79,15 @@ class IRMArguments:
     environment_column: str = field(default=ENVIRONMENT_COLUMN,
                                     metadata={"help": "integer environment index column"})
     group_column: str = field(default=GROUP_COLUMN, metadata={"help": "group (instance) column; batches hold whole groups"})
+    probe_column: str = field(default=PROBE_COLUMN, metadata={
+        "help": "token ids of the probe's leakage-masked baseline b̃ (with a probe model only)"})
+
+    def removable_columns(self, column_names: Sequence[str]) -> list[str]:
+        """``column_names`` without the ones the trainer reads (environment, group, probe input): what to pass as
+        ``remove_columns`` to the ``map`` that tokenizes a split, so those columns survive it as HF's scripts write it:
+        ``dataset.map(preprocess, batched=True, remove_columns=training_args.removable_columns(column_names))``."""
+        kept = {self.environment_column, self.group_column, self.probe_column}
+        return [name for name in column_names if name not in kept]
 
     def validate_irm(self) -> None:
         """Refuse negative weights, a warm-up outside [0, 1], ``probe_every_n_steps`` < 1, an unknown reduction."""

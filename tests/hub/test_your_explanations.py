@@ -59,23 +59,6 @@ def key(row: dict) -> tuple:
     return row["premise"], row["hypothesis"], row["label"], row["rationale"]
 
 
-@pytest.fixture(scope="module")
-def nli_run(data_dir: Path, tmp_path_factory) -> Path:
-    """A small LAREV run on e-SNLI (NLI, so the baseline's surface frame varies per instance); too small to trust."""
-    from larev_hf.pipeline import Run, RunConfig
-
-    output = tmp_path_factory.mktemp("nli-run")
-    config = RunConfig(method="larev", dataset="esnli", data_dir=str(data_dir / "esnli"), max_train_examples=48,
-                       max_eval_examples=12, num_train_epochs=1.0, n_boot=50)
-    Run(config, output, progress=False).execute()
-    return output
-
-
-@pytest.fixture(scope="module")
-def nli_bundle(nli_run: Path, tmp_path_factory) -> Path:
-    return EvaluatorBundle.from_run(nli_run, "larev").save_pretrained(tmp_path_factory.mktemp("nli-bundle") / "b")
-
-
 # --------------------------------------------------------------------------- one id rule
 def test_the_template_baseline_is_a_function_of_the_instance_not_its_id() -> None:
     builder = TemplateBaselineBuilder(seed=0)

@@ -146,7 +146,7 @@ def test_warmup_schedule_and_config_validation(tiny_model, tiny_tokenizer, envir
 
     args = IRMProbeConfig(output_dir=str(tmp_path), lambda_irm=3.0, lambda_probe=0.3, report_to="none", max_steps=30)
     trainer = IRMProbeTrainer(model=tiny_model, args=args, train_dataset=datasets.Dataset.from_list(environment_rows),
-                              processing_class=tiny_tokenizer)
+                              processing_class=tiny_tokenizer, probe_model=copy.deepcopy(tiny_model))
     trainer.state.max_steps = 30
     for step, factor in [(0, 0.0), (5, 0.5), (10, 1.0), (25, 1.0)]:
         trainer.state.global_step = step
