@@ -1,6 +1,9 @@
 """The label as a rationale states it, and rationales that carry no information of their own — what the new-information
 score (:mod:`larev_hf.methods.new_information`, docs/method.md, "New information") treats counterfactually.
 
+- :func:`drop_label_statements`: every sentence of r that names a label and no content word of the input — "The answer
+  is entailment.", "This is neutral because the premise neither entails nor contradicts the hypothesis." — removed: a
+  statement of the label, which says nothing about this input.
 - :func:`mask_label_words`: every word of r that names a label — the label itself and its inflections
   ("entailment", "entails", "contradictory"), the verbalizer a template baseline states it with ("implies", "is not
   related to"), an answer choice as a whole word — replaced by the mask token: what r says of the label is read as
@@ -20,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from larev_hf.data.vacuous import NLI_VERBALIZERS
+from larev_hf.leakage.attribution import STOP_WORDS
 from larev_hf.leakage.environments import verbalization_term
 
 #: Word endings stripped from a label name to find its stem: "entailment" → "entail", "contradiction" → "contradict".
@@ -29,6 +33,9 @@ _VERBALIZER_FORMS = {"implies": ("imply", "implies", "implied", "implying"),
                      "contradicts": ("contradict", "contradicts"), "is not related to": ("is not related to",
                                                                                          "not related to",
                                                                                          "unrelated to")}
+#: A sentence: up to and with its end mark (or the end of the text).
+_SENTENCE = re.compile(r"[^.!?;]*(?:[.!?;]+|$)")
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 #: What :func:`uninformative_rationales` draws from, one per instance: no rationale, a label statement (its label
 #: words masked like any rationale's), a copy of the input, another training instance's explanation.
 UNINFORMATIVE_KINDS = ("empty", "label", "copy", "other_instance")
@@ -64,6 +71,24 @@ def mask_label_words(text: str, record: Mapping[str, Any], mask_token: str) -> s
     """``text`` with every word that names a label of ``record`` (:func:`label_word_pattern`) replaced by
     ``mask_token``: a rationale's statement of the label, read as nothing."""
     return label_word_pattern(record).sub(mask_token, text)
+
+
+def input_content_words(record: Mapping[str, Any]) -> set[str]:
+    """The content words of ``record``'s input (premise and hypothesis, or the question): lower-cased, longer than two
+    letters, not stop words."""
+    fields = ("premise", "hypothesis") if record.get("task") == "nli" else ("question",)
+    return {word.lower() for name in fields for word in _WORD.findall(str(record.get(name) or ""))
+            if len(word) > 2 and word.lower() not in STOP_WORDS}
+
+
+def drop_label_statements(text: str, record: Mapping[str, Any]) -> str:
+    """``text`` without the sentences that name a label of ``record`` (:func:`label_word_pattern`) and no content word
+    of its input (:func:`input_content_words`): what is left of a bare label statement is nothing. A sentence that
+    names a label *and* the input ("walking is contradictory to sleeping") is kept, for :func:`mask_label_words`."""
+    pattern, content = label_word_pattern(record), input_content_words(record)
+    kept = [sentence for sentence in _SENTENCE.findall(text)
+            if not (pattern.search(sentence) and not {w.lower() for w in _WORD.findall(sentence)} & content)]
+    return "".join(kept).strip()
 
 
 def masked_baseline(record: Mapping[str, Any], mask_token: str) -> str:

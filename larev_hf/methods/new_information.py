@@ -61,6 +61,10 @@ class NewInformationSettings:
     mask_rationale_labels: bool = help_field(
         True, "mask the words of r that name a label before Φ_NI reads it (training and scoring)",
         flag="--no-mask-rationale-labels", stages=(PHI_NI,))
+    label_statements: str = help_field(
+        "drop", "when scoring, a sentence of r that names a label and no content word of the input: drop it (a label "
+        "statement adds nothing: it scores exactly as no rationale) or keep it with its label words masked",
+        choices=("drop", "mask"), report_only=True)
 
     def validate(self, config: RunSettings) -> None:
         unknown = [kind for kind in self.uninformative_kinds if kind not in UNINFORMATIVE_KINDS]
@@ -75,14 +79,18 @@ class NewInformationSettings:
 class NewInformationInputs:
     """What Φ_NI reads for a record and a rationale: τ(r) and b̃ (see the module docstring)."""
 
-    def __init__(self, mask_token: str, mask_rationale_labels: bool = True) -> None:
+    def __init__(self, mask_token: str, mask_rationale_labels: bool = True, drop_label_statements: bool = False) -> None:
         self.mask_token = mask_token
         self.mask_rationale_labels = mask_rationale_labels
+        self.drop_label_statements = drop_label_statements
 
     def rationale(self, text: str, record: Mapping[str, Any]) -> str:
-        """τ(r): ``text`` with its label words masked (or as it is, with ``mask_rationale_labels=False``)."""
-        from larev_hf.leakage.rationale_leakage import mask_label_words
+        """τ(r): ``text`` without its bare label statements (when scoring with ``label_statements="drop"``) and with its
+        other label words masked (or as it is, with ``mask_rationale_labels=False``)."""
+        from larev_hf.leakage.rationale_leakage import drop_label_statements, mask_label_words
 
+        if self.drop_label_statements:
+            text = drop_label_statements(text, record)
         return mask_label_words(text, record, self.mask_token) if self.mask_rationale_labels else text
 
     def baseline(self, record: Mapping[str, Any]) -> str:
@@ -116,8 +124,9 @@ class NewInformationBundleScorer:
         from larev_hf.leakage import mask_token_of
 
         self.model, self.tokenizer, self.config, self.batch_size = models["rationale"], tokenizer, config, batch_size
-        self.inputs = NewInformationInputs(mask_token_of(tokenizer),
-                                           bool((config.training or {}).get("mask_rationale_labels", True)))
+        training = config.training or {}
+        self.inputs = NewInformationInputs(mask_token_of(tokenizer), bool(training.get("mask_rationale_labels", True)),
+                                           training.get("label_statements", "drop") == "drop")
 
     def score(self, *, records: Sequence[Mapping[str, Any]], rationales: Sequence[str], progress: bool = False) -> Any:
         """NI(r) of each rationale with its record's label y and baseline b."""
@@ -148,18 +157,20 @@ def _uninformative_environment(settings: NewInformationSettings, seed: int, inpu
                                        "mask_rationale_labels": settings.mask_rationale_labels})
 
 
-def _inputs(context: RunContext) -> NewInformationInputs:
+def _inputs(context: RunContext, scoring: bool = True) -> NewInformationInputs:
+    """τ and b̃ of a run: training masks label words only; scoring also drops bare label statements (by default)."""
     from larev_hf.leakage import mask_token_of
 
     settings = context.config.method_settings(NewInformationSettings)
-    return NewInformationInputs(mask_token_of(context.tokenizer()), settings.mask_rationale_labels)
+    return NewInformationInputs(mask_token_of(context.tokenizer()), settings.mask_rationale_labels,
+                                scoring and settings.label_statements == "drop")
 
 
 def train_phi_ni(context: RunContext) -> None:
     """Φ_NI: Φ_LA's objective (eq. 4.10) with the uninformative environment in every IRM group."""
     settings = context.config.method_settings(NewInformationSettings)
     train_phi_la(PHI_NI, context, _uninformative_environment(settings, context.config.training.seed,
-                                                              _inputs(context)))
+                                                              _inputs(context, scoring=False)))
 
 
 class NewInformation(ConditionalVMethod):

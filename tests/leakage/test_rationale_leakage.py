@@ -9,6 +9,7 @@ import pytest
 from larev_hf.data import load_examples
 from larev_hf.leakage.rationale_leakage import (
     UNINFORMATIVE_KINDS,
+    drop_label_statements,
     label_stem,
     mask_label_words,
     masked_baseline,
@@ -33,6 +34,19 @@ NLI = {"id": "bike", "task": "nli", "choices": ["entailment", "neutral", "contra
 ])
 def test_every_word_that_names_an_nli_label_is_masked(text: str, expected: str | None) -> None:
     assert mask_label_words(text, NLI, "M") == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The answer is entailment.", ""),
+    ("This is neutral because the premise neither entails nor contradicts the hypothesis.", ""),
+    ("A street is outdoors, so a man riding down it is outdoors. The answer is entailment.",
+     "A street is outdoors, so a man riding down it is outdoors."),
+    # a sentence that names the label and the input is an explanation: kept (its label words are masked later)
+    ("a bike is contradictory to walking ; so it is not .", "a bike is contradictory to walking ; so it is not ."),
+    ("The man is outdoors because a street is outdoors.", "The man is outdoors because a street is outdoors."),
+])
+def test_a_sentence_that_names_a_label_and_nothing_of_the_input_is_dropped(text: str, expected: str) -> None:
+    assert drop_label_statements(text, NLI) == expected
 
 
 def test_qa_labels_are_masked_as_whole_words_only() -> None:

@@ -52,8 +52,10 @@ def test_no_rationale_scores_zero_and_the_stated_label_changes_nothing(ni_run: P
     inputs = [{"premise": PREMISE, "hypothesis": HYPOTHESIS}] * len(rows)
     scores = bundle.score([r for r, _ in rows], [y for _, y in rows], inputs).scores
     assert scores[0] == pytest.approx(0.0, abs=1e-6)  # τ(∅) ⊕ b̃ is the reference's own input
-    assert scores[1] == pytest.approx(scores[2], abs=1e-6) == pytest.approx(scores[3], abs=1e-6)
-    assert scores[5] == pytest.approx(scores[6], abs=1e-6)
+    # a bare label statement is dropped (scoring's default): it scores exactly as no rationale, whichever label
+    assert np.allclose(scores[1:4], 0.0, atol=1e-6)
+    # appended to an explanation it changes nothing
+    assert scores[5] == pytest.approx(scores[4], abs=1e-6) == pytest.approx(scores[6], abs=1e-6)
     # the same score through the saved bundle (the scorer reads its setting from the bundle's training record)
     loaded = EvaluatorBundle.from_pretrained(bundle.save_pretrained(tmp_path / "b"))
     assert np.allclose(loaded.score([r for r, _ in rows], [y for _, y in rows], inputs).scores, scores, atol=1e-5)
