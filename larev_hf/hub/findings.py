@@ -99,8 +99,9 @@ def input_fields(record: Mapping[str, Any]) -> dict[str, str]:
 
 
 def copied_runs(rationale: str, record: Mapping[str, Any], min_run: int) -> dict[str, Any]:
-    """The explanation's words inside runs of at least ``min_run`` words copied from one field of x: the share of
-    its words so covered (``share``), per field, and the longest run with its field."""
+    """The explanation's words inside runs of at least ``min_run`` words copied from one field of x (or the whole
+    field, when shorter): the share of its words so covered (``share``), per field, and the longest run with its
+    field."""
     tokens = words(rationale)
     covered = np.zeros(len(tokens), dtype=bool)
     per_field: dict[str, float] = {}
@@ -109,8 +110,8 @@ def copied_runs(rationale: str, record: Mapping[str, Any], min_run: int) -> dict
         source = words(text)
         mask = np.zeros(len(tokens), dtype=bool)
         blocks = SequenceMatcher(None, tokens, source, autojunk=False).get_matching_blocks()
-        for block in blocks:
-            if block.size >= min_run:
+        for block in blocks:  # a run of min_run words, or a whole field of at least two (a short hypothesis)
+            if block.size >= min_run or (block.size == len(source) >= 2):
                 mask[block.a:block.a + block.size] = True
                 if block.size > len(longest[1].split()):
                     longest = (name, " ".join(tokens[block.a:block.a + block.size]))

@@ -228,8 +228,11 @@ def known_names() -> list[str]:
 
 
 def did_you_mean(name: str) -> str:
-    """``"did you mean 'esnli'? "`` for the known names nearest ``name`` (``difflib``'s ratio ≥ 0.6), else ``""``."""
-    close = difflib.get_close_matches(name, known_names(), n=3)
+    """``"did you mean 'esnli'? "`` for the evaluators whose names (or aliases) are nearest ``name`` (``difflib``'s
+    ratio ≥ 0.6), else ``""``."""
+    canonical = {alias: r.name for r in RECIPES.values() for alias in (r.name, *r.aliases)} | {
+        alias: NOT_OFFERED_ALIASES.get(alias, alias) for alias in (*NOT_OFFERED, *NOT_OFFERED_ALIASES)}
+    close = list(dict.fromkeys(canonical[c] for c in difflib.get_close_matches(name, known_names(), n=3)))
     return f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
 
 
