@@ -86,11 +86,12 @@ def render_report(report: Mapping[str, Any]) -> str:
 def score_file(bundle: EvaluatorBundle, evaluator: str, data_file: str | os.PathLike, output_dir: str | os.PathLike,
                *, column_mapping: Mapping[str, str] | None = None, force: bool = False, progress: bool = True,
                variants: str | None = None, rows: list[dict[str, Any]] | None = None,
-               allow_empty: bool = False) -> dict[str, Any]:
+               allow_empty: bool = False, records: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Score ``data_file`` with ``bundle`` and write ``scores.jsonl``, ``scores.csv``, ``report.md`` and
     ``report.json`` to ``output_dir``; returns the report (its ``explanations`` are the table's rows). ``rows``:
     the file already read as schema records (a data set's own format), instead of the "my explanations" reader;
-    ``allow_empty``: score empty or whitespace-only rationales (with the finding ``empty``) instead of refusing them.
+    ``allow_empty``: score empty or whitespace-only rationales (with the finding ``empty``) instead of refusing them;
+    ``records``: the file already validated for this bundle (:func:`read_explanation_records`), read once.
 
     Raises:
         UntrustedEvaluatorError: the evaluators fail the trust checks and ``force`` is not set.
@@ -99,7 +100,7 @@ def score_file(bundle: EvaluatorBundle, evaluator: str, data_file: str | os.Path
     trust = Trust(**bundle.config.trust) if bundle.config.trust else None
     warning = check_trust(trust, evaluator, force) if trust is not None else None
     config = bundle.config
-    records = read_explanation_records(data_file, task=config.task, label_set=config.label_set,
+    records = records if records is not None else read_explanation_records(data_file, task=config.task, label_set=config.label_set,
                                        column_mapping=column_mapping, allow_empty=allow_empty, rows=rows,
                                        require_choices=bundle.spec.reads_input and config.task == "qa")
     result = bundle.scoring.score(records, progress=progress, check_labels=True)

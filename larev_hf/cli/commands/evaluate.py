@@ -46,16 +46,18 @@ class EvaluateCommand(Command):
 
     def run(self, args: argparse.Namespace, progress: bool) -> int:
         from larev_hf.hub import named
-        from larev_hf.hub.explanations import read_explanation_records
 
         if (args.evaluator is None) == (args.run_dir is None):
             raise ValueError("evaluate: give --evaluator (a named default such as esnli, a bundle directory or a Hub "
                              "id) or --run-dir (a trained run), not both and not neither")
         expected = named.expected_inputs(args.evaluator) if args.evaluator is not None else None
+        from larev_hf.hub.explanations import read_explanation_records
+
+        records = None
         if expected is not None:  # the file checked before any model loads (or a named evaluator is built)
             task, label_set = expected
-            read_explanation_records(args.data_file, task=task, label_set=label_set,
-                                     column_mapping=args.column_mapping, allow_empty=args.score_empty)
+            records = read_explanation_records(args.data_file, task=task, label_set=label_set,
+                                               column_mapping=args.column_mapping, allow_empty=args.score_empty)
         # bundles and runs load torch: imported once the file has passed, not by --help
         from larev_hf import evaluators
         from larev_hf.hub.console import column_notes, format_explanation_table
@@ -67,7 +69,9 @@ class EvaluateCommand(Command):
             report = score_file_with_run(args.run_dir, args.method, args.data_file, args.output_dir, **options)
         else:
             bundle = evaluators.load(args.evaluator, data_dir=args.data_dir, progress=progress)
-            report = score_file(bundle, args.evaluator, args.data_file, args.output_dir, **options)
+            checked = expected == (bundle.config.task, bundle.config.label_set)  # validated for this bundle already
+            report = score_file(bundle, args.evaluator, args.data_file, args.output_dir,
+                                records=records if checked else None, **options)
         rows = report["explanations"]
         if report.get("warning"):
             print(report["warning"], file=sys.stderr)
