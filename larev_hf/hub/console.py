@@ -22,7 +22,7 @@ COLUMN_NOTES = {
              "('ceiling' where the evaluator is already certain of the label from that restatement: no explanation "
              "can add to it, so read the calibrated score)",
     "label_centred": "the score minus its label's mean gold score on the evaluator's test split: comparable across "
-                     "labels",
+                     "labels ('ceiling' where the score is)",
     "calibrated": "log-odds that people find the explanation acceptable (robust to every VARSuite attack): the score "
                   "to read per explanation",
     "rank": "rank within the instance (1 = best), by the calibrated score where there is one, else the raw score",
@@ -35,6 +35,8 @@ COLUMN_NOTES = {
 RATIONALE_CHARS = 100
 #: The console's longest ``why`` cell, in characters.
 WHY_CHARS = 48
+#: The columns that repeat the raw score (shown as ``ceiling`` where it is uninformative).
+RAW = ("score", "label_centred")
 #: Columns the console leaves out (they are in the files).
 FILE_ONLY = ("findings", "raw_informative")
 
@@ -58,8 +60,9 @@ def _shown_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             and (c not in optional or any(row.get(c) is not None for row in rows))]
 
 
-def _score_cell(row: Mapping[str, Any]) -> str:
-    return "ceiling" if row.get("raw_informative") is False else _cell(row.get("score"))
+def _score_cell(row: Mapping[str, Any], column: str = "score") -> str:
+    """A raw or label-centred score, or ``ceiling`` where the raw score cannot carry a judgment."""
+    return "ceiling" if row.get("raw_informative") is False else _cell(row.get(column))
 
 
 def format_explanation_table(rows: Sequence[Mapping[str, Any]], width: int | None = None) -> str:
@@ -69,7 +72,7 @@ def format_explanation_table(rows: Sequence[Mapping[str, Any]], width: int | Non
         width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 10**9
     columns = _shown_columns(rows)
     titles = {"label_centred": "centred", "instance_id": "instance", "moved_by": "moved by"}
-    cells = [[_score_cell(row) if column == "score" else _shorten(_cell(row.get(column)), WHY_CHARS, count=False)
+    cells = [[_score_cell(row, column) if column in RAW else _shorten(_cell(row.get(column)), WHY_CHARS, count=False)
               if column == "why" else _cell(row.get(column)) for column in columns] for row in rows]
     header = [titles.get(column, column) for column in columns]
     sizes = [max(len(header[k]), *(len(line[k]) for line in cells)) for k in range(len(columns) - 1)]
@@ -88,7 +91,7 @@ def markdown_explanation_table(rows: Sequence[Mapping[str, Any]]) -> str:
     columns = _shown_columns(rows)
     out = ["| " + " | ".join(columns) + " |", "| " + " | ".join("---" for _ in columns) + " |"]
     for row in rows:
-        out.append("| " + " | ".join((_score_cell(row) if c == "score" else _cell(row.get(c))).replace("|", "\\|")
+        out.append("| " + " | ".join((_score_cell(row, c) if c in RAW else _cell(row.get(c))).replace("|", "\\|")
                                      for c in columns) + " |")
     return "\n".join(out)
 
