@@ -217,3 +217,21 @@ def test_evaluate_writes_findings_contributions_and_counts(calibrated_bundle: Pa
     assert max(len(line) for line in printed.splitlines()) < 400  # the 800-word rationale is shortened
     report = (out / "report.md").read_text()
     assert "## Findings" in report and f"| {FINDINGS['states_label']} | 1 |" in report
+
+
+def test_a_raw_score_at_the_baselines_ceiling_is_shown_as_such_and_counted() -> None:
+    from larev_hf.hub.console import summary_line
+    from larev_hf.hub.explanations import explanation_table
+
+    records = [record(GOOD), record("The answer is entailment.")]
+    found = find(records, FindingThresholds(), label_set=NLI)
+    rows = explanation_table(records, [0.0, 1.2], [0.3, 1.5], [0.4, -1.3], findings=found,
+                             contributions={"larev": [0.1, 0.2], "copied_span": [-0.9, 0.05]},
+                             raw_informative=[False, True])
+    text = format_explanation_table(rows)
+    first, second = text.splitlines()[1:3]
+    assert first.count("ceiling") == 2 and "+0.300" not in first  # raw and label-centred alike
+    assert "+1.200" in second and "states the label ('entailment')" in second
+    assert "copied span of the input: -0.90" in first  # the largest contribution names what moved the score
+    assert summary_line(rows) == ("of 2 explanations: 1 states the label; raw score at the baseline's ceiling for 1 "
+                                  "(read the calibrated score there)")
