@@ -117,8 +117,24 @@ def copied_runs(rationale: str, record: Mapping[str, Any], min_run: int) -> dict
                     longest = (name, " ".join(tokens[block.a:block.a + block.size]))
         per_field[name] = float(mask.mean()) if len(tokens) else 0.0
         covered |= mask
-    return {"share": float(covered.mean()) if len(tokens) else 0.0, "per_field": per_field,
-            "field": longest[0], "span": longest[1]}
+    out = {"share": float(covered.mean()) if len(tokens) else 0.0, "per_field": per_field,
+           "field": longest[0], "span": longest[1]}
+    if record.get("task") == "nli":
+        out["restates_hypothesis"] = restates_hypothesis(rationale, record)
+    return out
+
+
+def restates_hypothesis(rationale: str, record: Mapping[str, Any]) -> bool:
+    """Whether the explanation holds the whole hypothesis (every word but at most one, in runs of two or more) and
+    no content word of the premise that the hypothesis lacks: the claim restated, linked to nothing given (the
+    calibration's ``premise_link`` is 0 for it; docs/human.md)."""
+    from larev_hf.methods.heuristics import content_tokens
+
+    tokens, hypothesis = words(rationale), words(str(record["hypothesis"]))
+    blocks = SequenceMatcher(None, hypothesis, tokens, autojunk=False).get_matching_blocks()
+    kept = sum(block.size for block in blocks if block.size >= 2)
+    premise_only = set(content_tokens(str(record["premise"]))) - set(content_tokens(str(record["hypothesis"])))
+    return len(hypothesis) >= 2 and kept >= len(hypothesis) - 1 and not premise_only & set(content_tokens(rationale))
 
 
 def label_words(rationale: str, record: Mapping[str, Any], label_set: Sequence[str] | None) -> list[str]:
@@ -214,8 +230,9 @@ def find(records: Sequence[Mapping[str, Any]], thresholds: FindingThresholds, *,
             found.append(Finding("states_label", {"words": named,
                                                   "verbalization": _verbalization(record)}))
         copy = copied_runs(rationale, record, thresholds.copy_run)
-        if copy["share"] >= thresholds.copy_share:
-            found.append(Finding("copies_input", copy))
+        if copy["share"] >= thresholds.copy_share or copy.get("restates_hypothesis"):
+            found.append(Finding("copies_input", copy if copy["share"] >= thresholds.copy_share
+                                 else {**copy, "field": "hypothesis"}))
         grounding = _value(features, "grounding", i)
         if grounding is not None and grounding <= thresholds.grounding:
             found.append(Finding("off_topic", {"grounding": grounding}))

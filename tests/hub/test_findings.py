@@ -44,6 +44,10 @@ def test_a_copy_of_the_input_is_named_with_its_span_share_and_field_and_a_good_e
     assert finding.evidence["share"] > 0.6 and finding.evidence["per_field"]["hypothesis"] > 0
     assert "copies the input" in finding.short()
     assert names(HYPOTHESIS) == ["copies_input"]  # the hypothesis restated: a whole (short) field copied
+    # the hypothesis restated in a template, with nothing from the premise; an explanation that links the premise
+    # to the same claim is not a copy
+    assert names(f"The hypothesis says that {HYPOTHESIS.lower()}") == ["copies_input"]
+    assert names("A man riding a bike down a street is outdoors.") == []
     assert names(GOOD) == []
     assert copied_runs(GOOD, record(GOOD), 4)["share"] < 0.3
 
