@@ -100,8 +100,9 @@ def input_fields(record: Mapping[str, Any]) -> dict[str, str]:
 
 def copied_runs(rationale: str, record: Mapping[str, Any], min_run: int) -> dict[str, Any]:
     """The explanation's words inside runs of at least ``min_run`` words copied from one field of x (or the whole
-    field, when shorter): the share of its words so covered (``share``), per field, and the longest run with its
-    field."""
+    field, when shorter): the share of its words so covered (``share``), per field, the longest run with its field,
+    and (NLI) ``restates``: ``"input"`` where it holds the whole premise and hypothesis, ``"hypothesis"`` where it
+    holds the whole hypothesis and no premise word, else ``None`` (a copy in a template of any length)."""
     tokens = words(rationale)
     covered = np.zeros(len(tokens), dtype=bool)
     per_field: dict[str, float] = {}
@@ -120,21 +121,25 @@ def copied_runs(rationale: str, record: Mapping[str, Any], min_run: int) -> dict
     out = {"share": float(covered.mean()) if len(tokens) else 0.0, "per_field": per_field,
            "field": longest[0], "span": longest[1]}
     if record.get("task") == "nli":
-        out["restates_hypothesis"] = restates_hypothesis(rationale, record)
+        whole = {name: holds_whole(tokens, words(text)) for name, text in input_fields(record).items()}
+        out["restates"] = "input" if all(whole.values()) else "hypothesis" if whole["hypothesis"] and \
+            not premise_words(rationale, record) else None
     return out
 
 
-def restates_hypothesis(rationale: str, record: Mapping[str, Any]) -> bool:
-    """Whether the explanation holds the whole hypothesis (every word but at most one, in runs of two or more) and
-    no content word of the premise that the hypothesis lacks: the claim restated, linked to nothing given (the
-    calibration's ``premise_link`` is 0 for it; docs/human.md)."""
+def holds_whole(tokens: Sequence[str], field: Sequence[str]) -> bool:
+    """Whether ``tokens`` hold every word of ``field`` but at most one, in runs of two or more."""
+    blocks = SequenceMatcher(None, list(field), list(tokens), autojunk=False).get_matching_blocks()
+    return len(field) >= 2 and sum(block.size for block in blocks if block.size >= 2) >= len(field) - 1
+
+
+def premise_words(rationale: str, record: Mapping[str, Any]) -> set[str]:
+    """The explanation's content words from the premise that the hypothesis lacks (stemmed, as the calibration's
+    ``premise_link``): none for the claim restated, linked to nothing given (docs/human.md)."""
     from larev_hf.methods.heuristics import content_tokens
 
-    tokens, hypothesis = words(rationale), words(str(record["hypothesis"]))
-    blocks = SequenceMatcher(None, hypothesis, tokens, autojunk=False).get_matching_blocks()
-    kept = sum(block.size for block in blocks if block.size >= 2)
     premise_only = set(content_tokens(str(record["premise"]))) - set(content_tokens(str(record["hypothesis"])))
-    return len(hypothesis) >= 2 and kept >= len(hypothesis) - 1 and not premise_only & set(content_tokens(rationale))
+    return premise_only & set(content_tokens(rationale))
 
 
 def label_words(rationale: str, record: Mapping[str, Any], label_set: Sequence[str] | None) -> list[str]:
@@ -173,7 +178,8 @@ class Finding:
             "other_script": lambda: f"{e['share']:.0%} of letters",
             "contradicts": lambda: f"reads {e['reads']}, {e['margin']:+.2f} nats",
             "states_label": lambda: ", ".join(repr(w) for w in e["words"]),
-            "copies_input": lambda: f"{e['share']:.0%} from the {e['field']}",
+            "copies_input": lambda: f"the whole {e['restates']}" if e.get("restates")
+            else f"{e['share']:.0%} from the {e['field']}",
             "off_topic": lambda: f"{e['grounding']:.0%} of words in the input",
             "not_explanation": lambda: f"{e['per_word']:.2f} nats/word",
         }.get(self.name)
@@ -230,9 +236,8 @@ def find(records: Sequence[Mapping[str, Any]], thresholds: FindingThresholds, *,
             found.append(Finding("states_label", {"words": named,
                                                   "verbalization": _verbalization(record)}))
         copy = copied_runs(rationale, record, thresholds.copy_run)
-        if copy["share"] >= thresholds.copy_share or copy.get("restates_hypothesis"):
-            found.append(Finding("copies_input", copy if copy["share"] >= thresholds.copy_share
-                                 else {**copy, "field": "hypothesis"}))
+        if copy["share"] >= thresholds.copy_share or copy.get("restates"):
+            found.append(Finding("copies_input", copy))
         grounding = _value(features, "grounding", i)
         if grounding is not None and grounding <= thresholds.grounding:
             found.append(Finding("off_topic", {"grounding": grounding}))
