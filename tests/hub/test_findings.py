@@ -64,9 +64,9 @@ def test_findings_read_the_calibration_features_and_the_evaluator_where_given() 
     thresholds = FindingThresholds()
     features = {"grounding": np.array([0.1, 0.9]), "explanation_lm": np.array([thresholds.explanation_lm - 1, -2.0])}
     found = find([record("Cats like warm sofas."), record(GOOD)], thresholds, label_set=NLI, features=features,
-                 label_margin=[-2.5, 1.0], read_label=["contradiction", "neutral"])
+                 label_margin=[-thresholds.label_margin - 1.0, 1.0], read_label=["contradiction", "neutral"])
     assert [f.name for f in found[0]] == ["contradicts", "off_topic", "not_explanation"]  # strongest first
-    assert found[0][0].evidence == {"reads": "contradiction", "margin": -2.5}
+    assert found[0][0].evidence == {"reads": "contradiction", "margin": -thresholds.label_margin - 1.0}
     assert found[1] == []
     # without the features or the evaluator's margins, those findings are not guessed
     assert names("Cats like warm sofas.") == []
