@@ -167,6 +167,7 @@ def load(evaluator: str | os.PathLike | EvaluatorBundle, revision: str | None = 
     Raises:
         ValueError: a name of a task without a named evaluator (the reason is in the message).
     """
+    named.check_evaluator_name(evaluator)  # a misspelt name: the nearest names, not a Hub look-up error
     if named.is_named(evaluator):
         evaluator = resolve(str(evaluator), data_dir, progress)
     return load_bundle(evaluator, revision, device)

@@ -93,6 +93,13 @@ Returns:
     label_centred_scores (`list[float]`, bundles with a fixed label set): each score minus its label's mean gold
         score on the evaluator's test split (the per-label offset of raw scores removed).
     calibrated_scores (`list[float]`, calibrated bundles): log-odds that people judge the explanation acceptable.
+    contributions (`list[dict[str, float]]`, calibrated bundles): per explanation, what each calibration input added
+        to its calibrated score (log-odds); with ``calibration_intercept`` they sum to it.
+    findings (`list[list[dict]]`): per explanation, its findings, strongest first, each with ``name``, ``title`` and
+        its evidence (copies the input, states the label, not about this input, does not read as an explanation,
+        contradicts the label, empty, whitespace only, truncated, not in the evaluator's script; docs/findings.md).
+    raw_score_informative (`list[bool]`, bundles that read a baseline): ``False`` where the evaluator is already
+        certain of the label from the vacuous baseline, so the raw score cannot rise above about 0.
     instance_ranks (`list[int]`, when inputs give ``instance_id``): each explanation's rank within its instance
         (1 = best) by the calibrated score, or the raw score without a calibration.
 
@@ -215,7 +222,7 @@ class BundleMetric(evaluate.Metric):
         check_instances(records, lambda i: f"inputs[{i}]")  # the id rule, once over every batch added
         if baselines is not None:  # compute's own argument, which add_batch never saw: validated here
             records = with_baselines(records, baselines)
-        return self.bundle.scoring.score(records, batch_size=self.batch_size).to_dict()
+        return self.bundle.scoring.score(records, batch_size=self.batch_size, check_labels=True).to_dict()
 
 
 def push_metric_module(name: str, repo_id: str, *, private: bool | None = None, token: str | None = None,

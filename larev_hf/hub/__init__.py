@@ -6,27 +6,41 @@
 run), ``config`` (:class:`BundleConfig`, file names), ``inputs`` (:func:`build_records`), ``files`` (Hub resolution,
 checksums, atomic replacement) and ``model_card`` (the card, rendered from ``model_card_template.md``). Which methods
 can be bundled, and how each scores, comes from the method registry (:mod:`larev_hf.methods`).
+
+Names load on first use (:mod:`larev_hf.lazy`): a file of explanations is read and validated (``inputs``,
+``explanations``) without torch, so a bad file is refused before any model loads.
 """
 
-from larev_hf.hub.bundle import EvaluatorBundle
-from larev_hf.hub.config import (
-    CONFIG_NAME,
-    FORMAT_VERSION,
-    MODEL_CARD_NAME,
-    REPORT_NAME,
-    TOKENIZER_DIR,
-    BundleConfig,
-    read_bundle_config,
-)
-from larev_hf.hub.files import resolve_bundle_dir
-from larev_hf.hub.inputs import build_records
-from larev_hf.hub.loading import load_bundle
-from larev_hf.hub.models import BundleModels
-from larev_hf.hub.saving import BundleHubMixin
-from larev_hf.hub.scoring import BundleScores, BundleScoring
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "CONFIG_NAME", "FORMAT_VERSION", "MODEL_CARD_NAME", "REPORT_NAME", "TOKENIZER_DIR", "BundleConfig", "BundleHubMixin",
-    "BundleModels", "BundleScores", "BundleScoring", "EvaluatorBundle", "build_records", "load_bundle",
-    "read_bundle_config", "resolve_bundle_dir",
-]
+from larev_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and type checkers
+    from larev_hf.hub.bundle import EvaluatorBundle
+    from larev_hf.hub.config import (
+        CONFIG_NAME,
+        FORMAT_VERSION,
+        MODEL_CARD_NAME,
+        REPORT_NAME,
+        TOKENIZER_DIR,
+        BundleConfig,
+        read_bundle_config,
+    )
+    from larev_hf.hub.files import resolve_bundle_dir
+    from larev_hf.hub.inputs import build_records
+    from larev_hf.hub.loading import load_bundle
+    from larev_hf.hub.models import BundleModels
+    from larev_hf.hub.saving import BundleHubMixin
+    from larev_hf.hub.scoring import BundleScores, BundleScoring
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "bundle": ("EvaluatorBundle",),
+    "config": ("CONFIG_NAME", "FORMAT_VERSION", "MODEL_CARD_NAME", "REPORT_NAME", "TOKENIZER_DIR", "BundleConfig",
+               "read_bundle_config"),
+    "files": ("resolve_bundle_dir",),
+    "inputs": ("build_records",),
+    "loading": ("load_bundle",),
+    "models": ("BundleModels",),
+    "saving": ("BundleHubMixin",),
+    "scoring": ("BundleScores", "BundleScoring"),
+})

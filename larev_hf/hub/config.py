@@ -55,6 +55,9 @@ class BundleConfig:
             accuracy against chance, Gold − Vacuous with its interval, the problems found); the card states it.
         label_offsets (`dict[str, float]`, *optional*): the mean gold score of each label on the run's test split
             (fixed label sets only); ``score`` returns ``label_centred`` = score − its label's offset.
+        findings (`dict`, *optional*): the thresholds of the findings ``score`` reports
+            (:class:`~larev_hf.hub.findings.FindingThresholds`), written at export so a published bundle reports
+            what it reported when built; ``None``: the library's defaults. They change no score, so no hashcode.
         format_version (`int`, *optional*): the bundle layout version.
         library_version (`str`, *optional*): the larev-hf version that wrote the bundle.
     """
@@ -75,6 +78,7 @@ class BundleConfig:
     seed_models: dict[str, dict[str, str]] | None = None
     trust: dict[str, Any] | None = None
     label_offsets: dict[str, float] | None = None
+    findings: dict[str, Any] | None = None
     format_version: int = FORMAT_VERSION
     library_version: str = __version__
 
@@ -116,6 +120,10 @@ class BundleConfig:
                     get_method(f), "needs_state", False) and f not in calibration.text_models]:
                 raise ValueError(f"calibration reads {stateless} but carries no text_models for them; fit it again "
                                  "with `larev-hf human --calibrate ...` so that it does")
+        if self.findings is not None:
+            from larev_hf.hub.findings import FindingThresholds
+
+            FindingThresholds.from_dict(self.findings)
         if self.format_version > FORMAT_VERSION:
             raise ValueError(f"bundle format {self.format_version} is newer than this larev-hf ({__version__}) reads "
                              f"(format {FORMAT_VERSION}); upgrade larev-hf")
@@ -129,6 +137,7 @@ class BundleConfig:
         names = [f.name for f in fields(cls)]
         required = [f.name for f in fields(cls) if f.name not in ("files_sha256", "tokenizer", "calibration", "seeds",
                                                                    "seed_models", "trust", "label_offsets",
+                                                                   "findings",
                                                                    "format_version",
                                                                    "library_version")]
         missing = [name for name in required if name not in values]

@@ -15,6 +15,7 @@ from typing import Any
 
 from larev_hf.hub.config import REPORT_NAME, TOKENIZER_DIR, BundleConfig
 from larev_hf.hub.files import checksums, task_and_label_set
+from larev_hf.hub.findings import FindingThresholds
 from larev_hf.hub.trust import assess, chance_level, label_offsets
 from larev_hf.io import read_json, read_jsonl
 from larev_hf.methods import Method, exportable_methods, get_method
@@ -77,5 +78,6 @@ def parts_from_run(run_dir: str | os.PathLike, method: str) -> BundleParts:
             [record["choices"] for _, record in read_jsonl(run.path("data", "test.jsonl"))])).to_dict(),
         label_offsets=label_offsets([view.path("scores", "test_scores.jsonl") for view in views], method)
         if label_set else None,
+        findings=FindingThresholds().to_dict(),  # the library's thresholds now, kept with the bundle
     )
     return config, report, sources

@@ -3,7 +3,8 @@
 One reader for the "my explanations" format (JSON Lines or CSV, :data:`larev_hf.data.EXPLANATION_COLUMNS`, an optional
 unique ``id`` and an optional ``instance_id`` shared by the explanations of one instance), used by ``larev-hf
 evaluate`` and the bundle script, and one table of what each explanation scored — raw, label-centred and calibrated
-scores and the rank within its instance — written as ``scores.jsonl`` and ``scores.csv`` and printed to the console.
+scores, the rank within its instance, its findings and what moved its calibrated score — written whole as
+``scores.jsonl`` and ``scores.csv`` (:mod:`larev_hf.hub.console` prints it and writes the report's).
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ import csv
 import io
 import json
 import os
-import shutil
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,23 +20,20 @@ from typing import Any
 import numpy as np
 
 from larev_hf.data import EXPLANATION_COLUMNS
-from larev_hf.hub.inputs import INSTANCE_ID
+from larev_hf.hub.findings import Finding
+from larev_hf.hub.inputs import INSTANCE_ID, build_records
 from larev_hf.io import DataError, read_csv, read_jsonl, write_jsonl, write_text
 from larev_hf.scores.ranking import within_instance_ranks
 
-#: The table's columns, in order; ``label_centred``, ``calibrated`` and ``rank`` are empty where they do not apply.
-TABLE_COLUMNS = ("row", "id", "instance_id", "label", "score", "label_centred", "calibrated", "rank", "rationale")
-#: What each score column means, for the console and the report.
-COLUMN_NOTES = {
-    "score": "nats of new label information the explanation adds over a vacuous restatement of the input and label",
-    "label_centred": "the score minus its label's mean gold score on the evaluator's test split: comparable across "
-                     "labels",
-    "calibrated": "log-odds that people find the explanation acceptable (robust to every VARSuite attack): the score "
-                  "to read per explanation",
-    "rank": "rank within the instance (1 = best), by the calibrated score where there is one, else the raw score",
-}
-
-
+#: The table's columns (``scores.csv``), in order; ``label_centred``, ``calibrated``, ``rank``, ``why`` and
+#: ``moved_by`` are empty where they do not apply.
+TABLE_COLUMNS = ("row", "id", "instance_id", "label", "score", "label_centred", "calibrated", "rank", "why",
+                 "moved_by", "findings", "raw_informative", "rationale")
+#: How the console and the report name each calibration feature (``moved_by``: the largest contribution).
+FEATURE_TITLES = {"larev": "label evidence", "rev": "label evidence", "explanation_lm": "reads as an explanation",
+                  "copied_span": "copied span of the input", "grounding": "words from the input",
+                  "copy_excess": "copy of the input", "premise_link": "premise words", "length": "length",
+                  "rouge_l": "overlap with the input"}
 def _choices(value: Any) -> Any:
     """A CSV cell of answer choices: a JSON list or a ``|``-separated string."""
     if not isinstance(value, str):
@@ -85,6 +81,38 @@ def read_explanation_rows(path: str | os.PathLike, task: str, column_mapping: Ma
     return lines, rows
 
 
+def read_explanation_records(path: str | os.PathLike, *, task: str, label_set: Sequence[str] | None = None,
+                             column_mapping: Mapping[str, str] | None = None, allow_empty: bool = False,
+                             require_choices: bool = False, rows: list[dict[str, Any]] | None = None,
+                             ) -> list[dict[str, Any]]:
+    """The file's rows validated into schema records for an evaluator of ``task`` and ``label_set``, every error
+    naming the file and line (:func:`~larev_hf.hub.inputs.build_records`). It needs no model, so ``larev-hf evaluate``
+    runs it before any loads: a bad file is refused in a fraction of a second. ``rows``: the file already read (a data
+    set's own format) instead of the "my explanations" reader; a ``baseline`` column becomes the records' b.
+
+    Raises:
+        DataError: naming the line and the field; empty or whitespace-only rationales unless ``allow_empty`` (every
+            such line named).
+    """
+    if rows is None:
+        lines, rows = read_explanation_rows(path, task, column_mapping)
+    else:
+        lines = list(range(1, len(rows) + 1))
+    with_baseline = [row for row in rows if "baseline" in row]
+    if with_baseline and len(with_baseline) != len(rows):
+        raise DataError(f"{path}: {len(with_baseline)} of {len(rows)} lines have a 'baseline'; give one on every "
+                        "line or on none")
+    baselines = [row["baseline"] for row in rows] if with_baseline else None
+
+    def locate(kind: str, index: int, key: str | None = None) -> str:
+        field = key or {"rationales": "rationale", "labels": "label", "baselines": "baseline"}.get(kind)
+        return f"{path}, line {lines[index]}" + (f": field {field!r}" if field else "")
+
+    return build_records([row.get("rationale") for row in rows], [row.get("label") for row in rows], rows,
+                         task=task, label_set=label_set, baselines=baselines, require_choices=require_choices,
+                         locate=locate, allow_empty=allow_empty)
+
+
 def _floats(values: Any) -> list[float | None]:
     if values is None:
         return []
@@ -93,27 +121,64 @@ def _floats(values: Any) -> list[float | None]:
 
 def explanation_table(records: Sequence[Mapping[str, Any]], scores: Sequence[float],
                       label_centred: Sequence[float] | None = None,
-                      calibrated: Sequence[float] | None = None) -> list[dict[str, Any]]:
+                      calibrated: Sequence[float] | None = None, *,
+                      findings: Sequence[Sequence[Finding]] | None = None,
+                      contributions: Mapping[str, Sequence[float]] | None = None,
+                      raw_informative: Sequence[bool] | None = None) -> list[dict[str, Any]]:
     """One row per explanation (:data:`TABLE_COLUMNS`), in the file's order; ranks within an instance where the
-    records name one (``instance_id``)."""
+    records name one (``instance_id``); ``why``: the strongest finding with its evidence (:mod:`larev_hf.hub.findings`),
+    ``findings`` all of them; ``moved_by``: the calibration feature that moved the calibrated score most, with its
+    contribution (log-odds); ``raw_informative``: ``False`` where the raw score sits at the baseline's ceiling."""
     raw, centred, calibrated_ = _floats(scores), _floats(label_centred), _floats(calibrated)
     instances = [record.get(INSTANCE_ID) for record in records]
     ranks = within_instance_ranks(calibrated_ or raw, instances) if any(i is not None for i in instances) else None
-    return [{"row": i + 1, "id": record["id"], "instance_id": instances[i], "label": record["label"],
-             "score": raw[i], "label_centred": centred[i] if centred else None,
-             "calibrated": calibrated_[i] if calibrated_ else None, "rank": ranks[i] if ranks else None,
-             "rationale": record["rationale"]} for i, record in enumerate(records)]
+    rows = []
+    for i, record in enumerate(records):
+        found = list(findings[i]) if findings is not None else []
+        rows.append({"row": i + 1, "id": record["id"], "instance_id": instances[i], "label": record["label"],
+                     "score": raw[i], "label_centred": centred[i] if centred else None,
+                     "calibrated": calibrated_[i] if calibrated_ else None, "rank": ranks[i] if ranks else None,
+                     "why": found[0].short() if found else None,
+                     "moved_by": _moved_by(contributions, i) if contributions else None,
+                     "findings": [finding.name for finding in found] if findings is not None else None,
+                     "raw_informative": None if raw_informative is None else bool(raw_informative[i]),
+                     "rationale": record["rationale"]})
+    return rows
+
+
+def _moved_by(contributions: Mapping[str, Sequence[float]], i: int) -> str:
+    """The feature with the largest contribution to row ``i``'s calibrated score, titled, with its signed value."""
+    name = max(contributions, key=lambda feature: abs(float(contributions[feature][i])))
+    return f"{FEATURE_TITLES.get(name, name)}: {float(contributions[name][i]):+.2f}"
 
 
 def scoring_details(records: Sequence[Mapping[str, Any]], log_p_rationale: Sequence[float],
-                    log_p_baseline: Sequence[float], baselines: Sequence[str] | None) -> list[dict[str, Any]]:
-    """Per row, what ``scores.jsonl`` holds beyond the table: the instance's input fields, both log-probabilities and
-    the baseline used."""
+                    log_p_baseline: Sequence[float], baselines: Sequence[str] | None, *,
+                    findings: Sequence[Sequence[Finding]] | None = None,
+                    contributions: Mapping[str, Sequence[float]] | None = None,
+                    intercept: float | None = None) -> list[dict[str, Any]]:
+    """Per row, what ``scores.jsonl`` holds beyond the table: the instance's input fields, both log-probabilities,
+    the baseline used, each finding with its evidence (``finding_evidence``) and each calibration feature's
+    contribution (``contributions``, with ``calibration_intercept``: they sum to ``calibrated``)."""
     inputs = ("premise", "hypothesis", "question", "choices")
     used = baselines or [None] * len(records)
-    return [{**{k: record[k] for k in inputs if record.get(k)}, "log_p_rationale": float(with_r),
+    rows = [{**{k: record[k] for k in inputs if record.get(k)}, "log_p_rationale": float(with_r),
              "log_p_baseline": float(base), "baseline": baseline}
             for record, with_r, base, baseline in zip(records, log_p_rationale, log_p_baseline, used, strict=True)]
+    for i, row in enumerate(rows):
+        if findings is not None:
+            row["finding_evidence"] = [finding.to_dict() for finding in findings[i]]
+        if contributions is not None:
+            row["contributions"] = {name: float(values[i]) for name, values in contributions.items()}
+            row["calibration_intercept"] = intercept
+    return rows
+
+
+def _csv_cell(value: Any) -> Any:
+    """A CSV cell: empty for ``None``, a list ``;``-joined."""
+    if value is None:
+        return ""
+    return "; ".join(map(str, value)) if isinstance(value, list) else value
 
 
 def write_explanation_table(rows: Sequence[Mapping[str, Any]], output_dir: str | os.PathLike,
@@ -127,53 +192,6 @@ def write_explanation_table(rows: Sequence[Mapping[str, Any]], output_dir: str |
     writer = csv.DictWriter(buffer, fieldnames=list(TABLE_COLUMNS), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({key: "" if row.get(key) is None else row[key] for key in TABLE_COLUMNS})
+        writer.writerow({key: _csv_cell(row.get(key)) for key in TABLE_COLUMNS})
     write_text(output_dir / "scores.csv", buffer.getvalue())
     return output_dir / "scores.jsonl", output_dir / "scores.csv"
-
-
-def _cell(value: Any) -> str:
-    return "" if value is None else f"{value:+.3f}" if isinstance(value, float) else str(value)
-
-
-def _shown_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The columns worth showing: ``instance_id``/``rank``/``label_centred``/``calibrated`` only where some row has
-    one."""
-    optional = ("instance_id", "label_centred", "calibrated", "rank")
-    return [c for c in TABLE_COLUMNS if c not in optional or any(row.get(c) is not None for row in rows)]
-
-
-def format_explanation_table(rows: Sequence[Mapping[str, Any]], width: int | None = None) -> str:
-    """The table for the console: one line per explanation; on a terminal (or with ``width``) the rationale is cut to
-    the width left, in a pipe or a log it is printed whole."""
-    if width is None:
-        width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 10**9
-    columns = _shown_columns(rows)
-    titles = {"label_centred": "centred", "instance_id": "instance"}
-    cells = [[_cell(row.get(column)) for column in columns] for row in rows]
-    header = [titles.get(column, column) for column in columns]
-    sizes = [max(len(header[k]), *(len(line[k]) for line in cells)) for k in range(len(columns) - 1)]
-    room = max(20, width - sum(sizes) - 2 * len(sizes))
-    numeric = {"row", "score", "label_centred", "calibrated", "rank"}
-    lines = []
-    for line in [header, *cells]:
-        text = line[-1] if len(line[-1]) <= room else line[-1][:room - 1] + "…"
-        fixed = [cell.rjust(size) if column in numeric else cell.ljust(size)
-                 for cell, size, column in zip(line[:-1], sizes, columns, strict=False)]
-        lines.append("  ".join([*fixed, text]))
-    return "\n".join(lines)
-
-
-def markdown_explanation_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The table as markdown (the report's), rationale in full."""
-    columns = _shown_columns(rows)
-    out = ["| " + " | ".join(columns) + " |", "| " + " | ".join("---" for _ in columns) + " |"]
-    for row in rows:
-        out.append("| " + " | ".join(_cell(row.get(c)).replace("|", "\\|") for c in columns) + " |")
-    return "\n".join(out)
-
-
-def column_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line per score column shown: what it means."""
-    shown = _shown_columns(rows)
-    return [f"{column}: {note}" for column, note in COLUMN_NOTES.items() if column in shown]

@@ -72,6 +72,7 @@ def build_records(
     offset: int = 0,
     locate: Locate | None = None,
     check_ids: bool = True,
+    allow_empty: bool = True,
 ) -> list[dict[str, Any]]:
     """Validate what a user passes to ``score``/``compute`` and build one schema record per example.
 
@@ -99,6 +100,9 @@ def build_records(
             defaults to ``inputs[3]['hypothesis']`` style.
         check_ids (`bool`, *optional*, defaults to `True`): check the id rule across these rows
             (:func:`check_instances`); the ``evaluate`` glue checks it once over every batch added instead.
+        allow_empty (`bool`, *optional*, defaults to `True`): score an empty or whitespace-only rationale (b alone;
+            it carries the finding ``empty``, :mod:`larev_hf.hub.findings`); ``False`` refuses them, naming every
+            such row (``larev-hf evaluate`` without ``--score-empty``).
 
     Returns:
         `list[dict]`: schema records (``id, task, premise, hypothesis, question, choices, label, rationale``, and
@@ -125,7 +129,7 @@ def build_records(
     if task == "qa":
         needed_choices = ", 'choices': [str, ...]" + ("" if require_choices else " (optional)")
     shape = "{" + ", ".join(f"{key!r}: str" for key in needed) + (needed_choices if task == "qa" else "") + "}"
-    records = []
+    records, empty = [], []
     for i, (rationale, label, example) in enumerate(zip(columns["rationales"], columns["labels"], columns["inputs"], strict=True)):
         at = offset + i
         if not isinstance(example, Mapping):
@@ -162,6 +166,8 @@ def build_records(
         if not isinstance(rationale, str):
             raise DataError(f"{locate('rationales', at, None)}: {rationale!r} ({type(rationale).__name__}); "
                             "expected a string (may be empty)")
+        if not allow_empty and not rationale.strip():
+            empty.append(f"{locate('rationales', at, None)} ({'empty' if not rationale else 'whitespace only'})")
         if baselines is not None:
             _check_baseline(columns["baselines"][i], locate("baselines", at, None))
         raw_id, raw_instance = example.get("id"), example.get(INSTANCE_ID) or None  # "" = none (evaluate's features)
@@ -185,6 +191,11 @@ def build_records(
         if baselines is not None:
             record["baseline"] = columns["baselines"][i]
         records.append(record)
+    if empty:
+        shown = "; ".join(empty[:10]) + (f"; and {len(empty) - 10} more" if len(empty) > 10 else "")
+        raise DataError(f"{len(empty)} rationale(s) with no words: {shown}. Expected an explanation to score; "
+                        "score such rows anyway (as the vacuous baseline b alone, with the finding 'empty') with "
+                        "--score-empty (allow_empty=True)")
     if check_ids:
         check_instances(records, lambda i: locate("inputs", offset + i, None))
     return records

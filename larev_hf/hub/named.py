@@ -22,6 +22,7 @@ then left out and the bundle says so).
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -230,7 +231,68 @@ def recipe(name: str) -> EvaluatorRecipe:
     if task is not None:
         raise ValueError(f"no named evaluator {name!r}" + (f" ({task})" if task != name else "")
                          + f": {NOT_OFFERED[task]}")
-    raise ValueError(f"no named evaluator {name!r}; expected one of {sorted(RECIPES)}")
+    raise ValueError(f"no named evaluator {name!r}; {did_you_mean(name)}expected one of {sorted(RECIPES)}")
+
+
+def known_names() -> list[str]:
+    """Every name a named evaluator answers to: the recipes, their aliases and the tasks without one."""
+    return sorted({*RECIPES, *(a for r in RECIPES.values() for a in r.aliases), *NOT_OFFERED, *NOT_OFFERED_ALIASES})
+
+
+def did_you_mean(name: str) -> str:
+    """``"did you mean 'esnli'? "`` for the evaluators whose names (or aliases) are nearest ``name`` (``difflib``'s
+    ratio ≥ 0.6), else ``""``."""
+    canonical = {alias: r.name for r in RECIPES.values() for alias in (r.name, *r.aliases)} | {
+        alias: NOT_OFFERED_ALIASES.get(alias, alias) for alias in (*NOT_OFFERED, *NOT_OFFERED_ALIASES)}
+    close = list(dict.fromkeys(canonical[c] for c in difflib.get_close_matches(name, known_names(), n=3)))
+    return f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+
+
+def check_evaluator_name(evaluator: object) -> None:
+    """Refuse at once an ``evaluator`` string that can be nothing: not a named evaluator, no local directory and no
+    Hub repo id (``owner/name``), with the nearest names, instead of a Hub look-up error.
+
+    Raises:
+        ValueError: naming the evaluator, the nearest names and what was expected.
+    """
+    if not isinstance(evaluator, str) or is_named(evaluator) or Path(evaluator).expanduser().exists() \
+            or "/" in evaluator:
+        return
+    raise ValueError(f"no evaluator {evaluator!r}: not a named evaluator, a bundle directory or a Hub repo id "
+                     f"(owner/name); {did_you_mean(evaluator)}the named evaluators are {sorted(RECIPES)} "
+                     "(`larev-hf evaluators list`)")
+
+
+#: The task of each recipe's data set: which input fields its evaluator reads.
+DATASET_TASKS = {"esnli": "nli", "cose": "qa", "ecqa": "qa", "strategyqa": "yesno", "synthetic": "qa"}
+
+
+def expected_inputs(evaluator: object) -> tuple[str, list[str] | None] | None:
+    """``(task, label set)`` of ``evaluator`` read without loading a model — a bundle directory's config, a named
+    evaluator's built bundle or else its recipe's data set — so that a file can be checked before a build or a load;
+    ``None`` for a Hub repo id (known once downloaded).
+
+    Raises:
+        ValueError: an evaluator string that can be nothing (:func:`check_evaluator_name`).
+    """
+    from larev_hf.hub.config import read_bundle_config
+
+    check_evaluator_name(evaluator)
+    if not isinstance(evaluator, str):
+        return None
+    path = Path(evaluator).expanduser()
+    if path.is_dir():
+        config = read_bundle_config(path)
+        return config.task, config.label_set
+    if not is_named(evaluator) or withdrawn(evaluator) is not None:
+        return None
+    chosen = recipe(evaluator)
+    built = bundle_path(chosen.name)
+    if built is not None:
+        config = read_bundle_config(built)
+        return config.task, config.label_set
+    task = DATASET_TASKS.get(chosen.dataset)
+    return None if task is None else (task, None)
 
 
 def is_named(evaluator: object) -> bool:

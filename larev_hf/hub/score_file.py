@@ -18,16 +18,16 @@ from typing import Any
 import numpy as np
 
 from larev_hf.hub.bundle import EvaluatorBundle
+from larev_hf.hub.console import column_notes, finding_counts, markdown_explanation_table, summary_line
 from larev_hf.hub.explanations import (
-    column_notes,
     explanation_table,
-    markdown_explanation_table,
-    read_explanation_rows,
+    read_explanation_records,
     scoring_details,
     write_explanation_table,
 )
+from larev_hf.hub.findings import FINDINGS
 from larev_hf.hub.trust import MIN_TRAIN_ROWS_ADVICE, Trust, UntrustedEvaluatorError
-from larev_hf.io import DataError, write_json, write_text
+from larev_hf.io import write_json, write_text
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +67,12 @@ def render_report(report: Mapping[str, Any]) -> str:
            f"**Trust check**: {Trust(**report['trust']).sentence()}.", ""]
     if report.get("warning"):
         out += [f"> {report['warning']}", ""]
+    if report.get("findings"):
+        out += ["## Findings", "", "| finding | explanations |", "| --- | --- |",
+                *[f"| {FINDINGS[name]} | {n} |" for name, n in report["findings"].items()], "",
+                "What each finding means and how its threshold was chosen: docs/findings.md.", ""]
+    if report.get("summary"):
+        out += [f"**{report['summary']}**", ""]
     out += ["## Each explanation", "", markdown_explanation_table(report["explanations"]), "",
             *[f"- {line}" for line in report["columns"]], "", READING, ""]
     if report.get("variants"):
@@ -79,10 +85,13 @@ def render_report(report: Mapping[str, Any]) -> str:
 
 def score_file(bundle: EvaluatorBundle, evaluator: str, data_file: str | os.PathLike, output_dir: str | os.PathLike,
                *, column_mapping: Mapping[str, str] | None = None, force: bool = False, progress: bool = True,
-               variants: str | None = None, rows: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+               variants: str | None = None, rows: list[dict[str, Any]] | None = None,
+               allow_empty: bool = False, records: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Score ``data_file`` with ``bundle`` and write ``scores.jsonl``, ``scores.csv``, ``report.md`` and
     ``report.json`` to ``output_dir``; returns the report (its ``explanations`` are the table's rows). ``rows``:
-    the file already read as schema records (a data set's own format), instead of the "my explanations" reader.
+    the file already read as schema records (a data set's own format), instead of the "my explanations" reader;
+    ``allow_empty``: score empty or whitespace-only rationales (with the finding ``empty``) instead of refusing them;
+    ``records``: the file already validated for this bundle (:func:`read_explanation_records`), read once.
 
     Raises:
         UntrustedEvaluatorError: the evaluators fail the trust checks and ``force`` is not set.
@@ -90,30 +99,23 @@ def score_file(bundle: EvaluatorBundle, evaluator: str, data_file: str | os.Path
     """
     trust = Trust(**bundle.config.trust) if bundle.config.trust else None
     warning = check_trust(trust, evaluator, force) if trust is not None else None
-    if rows is None:
-        lines, rows = read_explanation_rows(data_file, bundle.config.task, column_mapping)
-    else:
-        lines = list(range(1, len(rows) + 1))
-    with_baseline = [row for row in rows if "baseline" in row]
-    if with_baseline and len(with_baseline) != len(rows):
-        raise DataError(f"{data_file}: {len(with_baseline)} of {len(rows)} lines have a 'baseline'; give one on every "
-                        "line or on none")
-    baselines = [row["baseline"] for row in rows] if with_baseline else None
-
-    def locate(kind: str, index: int, key: str | None = None) -> str:
-        field = key or {"rationales": "rationale", "labels": "label", "baselines": "baseline"}.get(kind)
-        return f"{data_file}, line {lines[index]}" + (f": field {field!r}" if field else "")
-
-    records = bundle.scoring.records([row.get("rationale") for row in rows], [row.get("label") for row in rows], rows,
-                                     baselines, locate=locate)
-    result = bundle.scoring.score(records, progress=progress)
-    table = explanation_table(records, result.scores, result.label_centred, result.calibrated)
-    extra = scoring_details(records, result.log_p_rationale, result.log_p_baseline, result.baselines)
+    config = bundle.config
+    records = records if records is not None else read_explanation_records(data_file, task=config.task, label_set=config.label_set,
+                                       column_mapping=column_mapping, allow_empty=allow_empty, rows=rows,
+                                       require_choices=bundle.spec.reads_input and config.task == "qa")
+    result = bundle.scoring.score(records, progress=progress, check_labels=True)
+    table = explanation_table(records, result.scores, result.label_centred, result.calibrated,
+                              findings=result.findings, contributions=result.contributions,
+                              raw_informative=result.raw_informative)
+    extra = scoring_details(records, result.log_p_rationale, result.log_p_baseline, result.baselines,
+                            findings=result.findings, contributions=result.contributions,
+                            intercept=result.calibration_intercept)
     output_dir = Path(output_dir)
     write_explanation_table(table, output_dir, extra)
     report = {"data_file": str(data_file), "evaluator": evaluator, "method": bundle.config.method,
               "hashcode": result.hashcode, "trust": (trust or Trust(None, None, None, None)).to_dict(),
               "warning": warning, "n_explanations": len(records), **_summary(result.scores),
+              "findings": finding_counts(table), "summary": summary_line(table),
               "columns": column_notes(table), "variants": variants, "explanations": table}
     write_json(output_dir / "report.json", report)
     write_text(output_dir / "report.md", render_report(report))
@@ -122,7 +124,7 @@ def score_file(bundle: EvaluatorBundle, evaluator: str, data_file: str | os.Path
 
 def score_file_with_run(run_dir: str | os.PathLike, method: str, data_file: str | os.PathLike,
                         output_dir: str | os.PathLike, *, column_mapping: Mapping[str, str] | None = None,
-                        force: bool = False, progress: bool = True) -> dict[str, Any]:
+                        force: bool = False, progress: bool = True, allow_empty: bool = False) -> dict[str, Any]:
     """:func:`score_file` with the run's ``method`` evaluators, after the run's own report on the explanations and
     their degraded variants (:meth:`larev_hf.pipeline.Run.evaluate_file`) in ``output_dir/variants``."""
     from larev_hf.pipeline import Run
@@ -136,7 +138,8 @@ def score_file_with_run(run_dir: str | os.PathLike, method: str, data_file: str 
     if not column_mapping and _rationale_column_missing(data_file):  # the data set's own format (e-SNLI's, ...)
         rows = [{k: v for k, v in r.items() if k != "baseline"} for r in run.read_data_file(data_file)]
     return score_file(bundle, f"{run_dir} ({method})", data_file, output_dir, column_mapping=column_mapping,
-                      force=force, progress=progress, variants="variants/report.md", rows=rows)
+                      force=force, progress=progress, variants="variants/report.md", rows=rows,
+                      allow_empty=allow_empty)
 
 
 def _rationale_column_missing(data_file: str | os.PathLike) -> bool:

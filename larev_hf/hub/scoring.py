@@ -17,7 +17,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from larev_hf.hub import findings as finding_rules
 from larev_hf.hub.config import CALIBRATION_TEXT_FEATURES, BundleConfig
+from larev_hf.hub.findings import Finding, FindingThresholds
 from larev_hf.hub.inputs import INSTANCE_ID, build_records
 from larev_hf.hub.models import BundleModels
 from larev_hf.io import DataError
@@ -53,6 +55,26 @@ class BundleScores:
     label_centred: np.ndarray | None = None
     #: each row's ``instance_id`` (``None`` where it gave none): explanations of one instance are ranked together
     instance_ids: list[str | None] | None = None
+    #: the calibration's inputs per feature (``{feature: [rows]}``, as scored: before the log, caps and
+    #: standardisation), where the bundle has a calibration; findings read them (:mod:`larev_hf.hub.findings`)
+    features: dict[str, np.ndarray] | None = None
+    #: per feature, what it added to each row's calibrated score (coefficient × standardised value, log-odds):
+    #: ``calibrated = Σ contributions + calibration_intercept`` (:meth:`Calibration.contributions
+    #: <larev_hf.scores.calibration.Calibration.contributions>`)
+    contributions: dict[str, np.ndarray] | None = None
+    calibration_intercept: float | None = None
+    #: per row, log p(given label | r ⊕ b) − the best other label's (each label with its own vacuous baseline) and
+    #: that label (:meth:`BundleScoring.label_margins`), where it was asked for
+    label_margin: np.ndarray | None = None
+    read_label: list[str] | None = None
+    #: per row, the evaluator input's length in tokens, and how many scoring keeps (:meth:`BundleScoring.input_tokens`)
+    input_tokens: np.ndarray | None = None
+    max_input_tokens: int | None = None
+    #: per row, its findings, strongest first (:mod:`larev_hf.hub.findings`), with the bundle's thresholds
+    findings: list[list[Finding]] | None = None
+    #: per row, whether the raw score can carry a judgment: ``False`` where the evaluator is already certain of the
+    #: label from the vacuous baseline (log p(y | b) at or above ``baseline_ceiling``), so every explanation scores ≈ 0
+    raw_informative: np.ndarray | None = None
 
     @property
     def recommended(self) -> np.ndarray:
@@ -86,10 +108,18 @@ class BundleScores:
                "baselines": self.baselines, "hashcode": self.hashcode}
         if self.calibrated is not None:
             out["calibrated_scores"] = [float(x) for x in self.calibrated]
+        if self.contributions is not None:
+            out["contributions"] = [{name: float(values[i]) for name, values in self.contributions.items()}
+                                    for i in range(len(self.scores))]
+            out["calibration_intercept"] = self.calibration_intercept
         if self.relative is not None:
             out["relative_scores"] = [float(x) for x in self.relative]
         if self.label_centred is not None:
             out["label_centred_scores"] = [float(x) for x in self.label_centred]
+        if self.findings is not None:
+            out["findings"] = [[finding.to_dict() for finding in row] for row in self.findings]
+        if self.raw_informative is not None:
+            out["raw_score_informative"] = [bool(x) for x in self.raw_informative]
         ranks = self.instance_ranks
         if ranks is not None:
             out["instance_ranks"] = ranks
@@ -110,19 +140,26 @@ def ensemble_mean(results: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.nd
     return scores.mean(axis=0), log_r, log_b, scores if len(results) > 1 else None
 
 
-def calibrated_scores(calibration: Mapping[str, Any] | Calibration, method: str, scores: Any,
-                      records: Sequence[Mapping[str, Any]]) -> np.ndarray:
-    """The calibrated score of each scored record: ``calibration`` over ``{method: scores}`` and the text scores of
-    :data:`CALIBRATION_TEXT_FEATURES` it reads (computed by the registered metric baselines from the records'
-    rationales and inputs, and from the calibration's ``text_models`` where a feature needs more: the explanation
-    language model's training explanations)."""
-    calibration = calibration if isinstance(calibration, Calibration) else Calibration.from_dict(calibration)
-    columns: dict[str, Any] = {method: np.asarray(scores, dtype=float)}
+def calibration_columns(calibration: Calibration, method: str, scores: Any,
+                        records: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
+    """``{feature: [rows]}``: what ``calibration`` reads of each scored record — ``{method: scores}`` and the text
+    scores of :data:`CALIBRATION_TEXT_FEATURES` among its features (computed by the registered metric baselines from
+    the records' rationales and inputs, and from the calibration's ``text_models`` where a feature needs more: the
+    explanation language model's training explanations)."""
+    columns: dict[str, np.ndarray] = {method: np.asarray(scores, dtype=float)}
     texts = [record["rationale"] for record in records]
     for name in CALIBRATION_TEXT_FEATURES:
         if name in calibration.features:
-            columns[name] = get_method(name).text_scores(list(records), texts, calibration.text_models.get(name))
-    return calibration(columns)
+            columns[name] = np.asarray(get_method(name).text_scores(list(records), texts,
+                                                                    calibration.text_models.get(name)), dtype=float)
+    return columns
+
+
+def calibrated_scores(calibration: Mapping[str, Any] | Calibration, method: str, scores: Any,
+                      records: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """The calibrated score of each scored record: ``calibration`` over :func:`calibration_columns`."""
+    calibration = calibration if isinstance(calibration, Calibration) else Calibration.from_dict(calibration)
+    return calibration(calibration_columns(calibration, method, scores, records))
 
 
 class ScoredBundle(Protocol):
@@ -189,8 +226,47 @@ class BundleScoring:
         return [{**record, "baseline": baseline}
                 for record, baseline in zip(records, self.make_baselines(records), strict=True)]
 
+    def input_tokens(self, records: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, int] | None:
+        """Per record with its baseline, the evaluator's encoder input (r ⊕ b) in tokens, and how many scoring keeps
+        (longer inputs are truncated); ``None`` for bundles that read x instead of b."""
+        from larev_hf.modeling.input_formats import get_input_format
+        from larev_hf.modeling.scoring import MAX_INPUT_TOKENS
+
+        if self.bundle.spec.reads_input:
+            return None
+        tokenizer, fmt = self.bundle.models.tokenizer, get_input_format(self.bundle.config.input_format)
+        texts = [fmt.rationale_input(r["rationale"], r["baseline"]) for r in records]
+        lengths = np.array([len(ids) for ids in tokenizer(texts)["input_ids"]]) if texts else np.zeros(0, int)
+        return lengths, int(min(MAX_INPUT_TOKENS, getattr(tokenizer, "model_max_length", MAX_INPUT_TOKENS)))
+
+    def label_margins(self, records: Sequence[Mapping[str, Any]], scorers: Sequence[Any],
+                      progress: bool = False) -> tuple[np.ndarray, list[str]] | None:
+        """Per record, log p(its label | r ⊕ b_label) − max over the other labels y' of log p(y' | r ⊕ b_y') under
+        the rationale model (the mean over seeds), each label with the vacuous baseline built for it, and the best
+        other label: below 0, the evaluator reads the explanation as arguing for another label. ``None`` for
+        bundles without a fixed label set or a baseline builder."""
+        labels = self.bundle.config.label_set
+        if not labels or len(labels) < 2 or self.bundle.config.baseline_builder is None:
+            return None
+        log_p = {}
+        for label in labels:
+            relabelled = [{**{k: v for k, v in r.items() if k != "baseline"}, "label": label} for r in records]
+            relabelled = [{**r, "baseline": b} for r, b in zip(relabelled, self.make_baselines(relabelled), strict=True)]
+            results = [scorer.score(records=relabelled, rationales=[r["rationale"] for r in relabelled],
+                                    progress=progress) for scorer in scorers]
+            log_p[label] = np.mean([np.asarray(r.log_p_with_rationale, dtype=float) for r in results], axis=0)
+        table = np.stack([log_p[label] for label in labels], axis=1)
+        margins, read = np.zeros(len(records)), []
+        for i, record in enumerate(records):
+            given = labels.index(record["label"])
+            others = [j for j in range(len(labels)) if j != given]
+            best = max(others, key=lambda j: table[i, j])
+            margins[i] = table[i, given] - table[i, best]
+            read.append(labels[best])
+        return margins, read
+
     def score(self, records: Sequence[Mapping[str, Any]], *, batch_size: int = 64, progress: bool = False,
-              relative: bool = False) -> BundleScores:
+              relative: bool = False, check_labels: bool = False) -> BundleScores:
         """Score validated schema records (:meth:`records`): per-example scores in nats (higher = more new label
         information), with each record's ``baseline`` where it has one, else the bundle's builder's.
 
@@ -202,6 +278,8 @@ class BundleScoring:
                 ``relative`` = score − that score (a second scoring pass; bundles that read b only). It ranks
                 explanations across instances worse than the raw score on the SNLI acceptability judgments
                 (docs/hub.md), so it is off by default.
+            check_labels (`bool`, *optional*, defaults to `False`): also score each explanation under every label
+                (:meth:`label_margins`, one pass per label) for the finding *contradicts the label*.
         """
         bundle = self.bundle
         config, models = bundle.config, bundle.models
@@ -212,16 +290,37 @@ class BundleScoring:
         results = [scorer.score(records=scored, rationales=[r["rationale"] for r in scored], progress=progress)
                    for scorer in scorers]
         scores, log_p_rationale, log_p_baseline, seed_scores = ensemble_mean(results)
-        calibrated = None if config.calibration is None else \
-            calibrated_scores(config.calibration, config.method, scores, records)
+        calibrated = features = contributions = intercept = None
+        if config.calibration is not None:
+            calibration = Calibration.from_dict(config.calibration)
+            features = calibration_columns(calibration, config.method, scores, records)
+            parts = calibration.contributions(features)
+            contributions = {name: parts[:, j] for j, name in enumerate(calibration.features)}
+            intercept = float(calibration.intercept)
+            calibrated = parts.sum(axis=1) + intercept
         vacuous = None
         if relative and needed:  # the instance's own reference point: b as the rationale
             vacuous = ensemble_mean([scorer.score(records=scored, rationales=[r["baseline"] for r in scored],
                                                   progress=progress) for scorer in scorers])[0]
+        margins = self.label_margins(records, scorers, progress) if check_labels and needed else None
+        lengths = self.input_tokens(scored) if needed else None
+        thresholds = FindingThresholds.from_dict(config.findings)
+        found = finding_rules.find(records, thresholds, label_set=config.label_set, features=features,
+                                   label_margin=None if margins is None else margins[0],
+                                   read_label=None if margins is None else margins[1],
+                                   tokens=None if lengths is None else lengths[0],
+                                   max_tokens=None if lengths is None else lengths[1])
+        informative = np.asarray(log_p_baseline) < thresholds.baseline_ceiling if needed else None
         offsets = config.label_offsets
         centred = None if not offsets else scores - np.array([offsets.get(r["label"], np.nan) for r in scored])
         return BundleScores(scores=scores, log_p_rationale=log_p_rationale, log_p_baseline=log_p_baseline,
                             baselines=[r["baseline"] for r in scored] if needed else None, hashcode=bundle.hashcode,
                             calibrated=calibrated, seed_scores=seed_scores,
                             relative=None if vacuous is None else scores - vacuous, label_centred=centred,
-                            instance_ids=[r.get(INSTANCE_ID) for r in scored])
+                            instance_ids=[r.get(INSTANCE_ID) for r in scored], features=features,
+                            contributions=contributions, calibration_intercept=intercept,
+                            label_margin=None if margins is None else margins[0],
+                            read_label=None if margins is None else margins[1],
+                            input_tokens=None if lengths is None else lengths[0],
+                            max_input_tokens=None if lengths is None else lengths[1], findings=found,
+                            raw_informative=informative)

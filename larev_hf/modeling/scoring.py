@@ -22,6 +22,8 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from larev_hf.modeling.precision import autocast_for
 
 REDUCTIONS = ("sum", "mean")
+#: The encoder input's length in tokens that scoring keeps (longer inputs are truncated to it).
+MAX_INPUT_TOKENS = 512
 
 
 @dataclass
@@ -75,7 +77,7 @@ def score_labels(
     labels: Sequence[str],
     *,
     batch_size: int = 64,
-    max_input_length: int = 512,
+    max_input_length: int = MAX_INPUT_TOKENS,
     max_label_length: int = 32,
     progress: bool = False,
     desc: str = "scoring",

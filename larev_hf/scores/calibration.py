@@ -79,9 +79,17 @@ class Calibration:
     text_models: dict[str, Any] = field(default_factory=dict)
 
     def __call__(self, columns: Mapping[str, Any]) -> np.ndarray:
-        """The calibrated score (log-odds of "acceptable") of each explanation, from its feature scores."""
+        """The calibrated score (log-odds of "acceptable") of each explanation, from its feature scores: the sum of
+        :meth:`contributions` and the intercept."""
+        return self.contributions(columns).sum(axis=1) + self.intercept
+
+    def contributions(self, columns: Mapping[str, Any]) -> np.ndarray:
+        """``[rows, features]``: what each feature adds to each explanation's calibrated score, in its units
+        (log-odds): coefficient × the standardised (capped, logged) value, so that ``calibrated = Σ contributions +
+        intercept`` — a logistic model's additive decomposition (the intercept is the log-odds of an explanation
+        whose every feature sits at the judged explanations' mean)."""
         z = (feature_matrix(columns, self.features, self.caps) - np.asarray(self.mean)) / np.asarray(self.scale)
-        return z @ np.asarray(self.coef) + self.intercept
+        return z * np.asarray(self.coef)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as JSON; ``text_models`` only when there are some, so a calibration without them stays readable

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import rankdata
 
 
 def within_instance_ranks(scores: Sequence[float], instances: Sequence[str | None]) -> list[int | None]:
@@ -21,6 +20,8 @@ def within_instance_ranks(scores: Sequence[float], instances: Sequence[str | Non
         scores (`Sequence[float]`): one score per row (higher = better).
         instances (`Sequence[str | None]`): the row's instance id, or ``None``.
     """
+    from scipy.stats import rankdata  # here: reading and checking a file of explanations needs no scipy
+
     if len(scores) != len(instances):
         raise ValueError(f"{len(scores)} scores for {len(instances)} instance ids; expected one of each per row")
     values = np.asarray(scores, dtype=float)

@@ -23,7 +23,8 @@ from larev_hf.io import DataError, read_json, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ("larev", "rev", "rora", "bundle")
-OUTPUT_KEYS = {"scores", "mean_score", "log_p_rationale", "log_p_baseline", "baselines", "hashcode"}
+OUTPUT_KEYS = {"scores", "mean_score", "log_p_rationale", "log_p_baseline", "baselines", "hashcode", "findings",
+               "raw_score_informative"}
 
 
 def load_module(method: str, evaluator, **kwargs) -> evaluate.EvaluationModule:

@@ -32,6 +32,9 @@ class EvaluateArguments:
     column_mapping: dict | None = help_field(
         None, 'schema field → your column, e.g. \'{"rationale": "explanation", "label": "gold"}\'',
         type=json_object)
+    score_empty: bool = help_field(
+        False, "score empty or whitespace-only rationales (as the vacuous baseline alone, each with the finding "
+        "'empty') instead of refusing the file with their lines named")
 
 
 class EvaluateCommand(Command):
@@ -42,25 +45,40 @@ class EvaluateCommand(Command):
     sections = ((EvaluateArguments, None), (TrustArguments, None), (DataDirArguments, None))
 
     def run(self, args: argparse.Namespace, progress: bool) -> int:
-        # bundles and runs load torch (the hub package imports them): imported when a file is scored, not by --help
-        from larev_hf import evaluators
-        from larev_hf.hub.explanations import column_notes, format_explanation_table
-        from larev_hf.hub.score_file import score_file, score_file_with_run
+        from larev_hf.hub import named
 
         if (args.evaluator is None) == (args.run_dir is None):
             raise ValueError("evaluate: give --evaluator (a named default such as esnli, a bundle directory or a Hub "
                              "id) or --run-dir (a trained run), not both and not neither")
-        options = {"column_mapping": args.column_mapping, "force": args.force, "progress": progress}
+        expected = named.expected_inputs(args.evaluator) if args.evaluator is not None else None
+        from larev_hf.hub.explanations import read_explanation_records
+
+        records = None
+        if expected is not None:  # the file checked before any model loads (or a named evaluator is built)
+            task, label_set = expected
+            records = read_explanation_records(args.data_file, task=task, label_set=label_set,
+                                               column_mapping=args.column_mapping, allow_empty=args.score_empty)
+        # bundles and runs load torch: imported once the file has passed, not by --help
+        from larev_hf import evaluators
+        from larev_hf.hub.console import column_notes, format_explanation_table
+        from larev_hf.hub.score_file import score_file, score_file_with_run
+
+        options = {"column_mapping": args.column_mapping, "force": args.force, "progress": progress,
+                   "allow_empty": args.score_empty}
         if args.run_dir is not None:
             report = score_file_with_run(args.run_dir, args.method, args.data_file, args.output_dir, **options)
         else:
             bundle = evaluators.load(args.evaluator, data_dir=args.data_dir, progress=progress)
-            report = score_file(bundle, args.evaluator, args.data_file, args.output_dir, **options)
+            checked = expected == (bundle.config.task, bundle.config.label_set)  # validated for this bundle already
+            report = score_file(bundle, args.evaluator, args.data_file, args.output_dir,
+                                records=records if checked else None, **options)
         rows = report["explanations"]
         if report.get("warning"):
             print(report["warning"], file=sys.stderr)
         print(format_explanation_table(rows))
         print("\n".join(["", *column_notes(rows)]))
+        if report.get("summary"):
+            print(f"\n{report['summary']}")
         print(f"\n{report['n_explanations']} explanations, mean score {report['mean_score']:+.3f} nats "
               f"({report['hashcode']}); table: {args.output_dir}/scores.csv; report: {args.output_dir}/report.md")
         return 0
