@@ -26,6 +26,9 @@ IG_TARGETS = ("log_prob", "log_odds")
 #: label's verbalization where the baseline states it verbatim (IG for the others).
 LEAKAGE_TERM = "ig"
 LEAKAGE_TERMS = ("ig", "verbalization")
+#: The rationales LAREV-NI's Φ_NI is trained to stay unsure on (docs/method.md, "8c"): none, a label statement, a copy
+#: of the input, another training instance's explanation.
+UNINFORMATIVE_KINDS = ("empty", "label", "copy", "other_instance")
 #: Keep IG from picking a stop word as t_leak (the next most attributed word is taken instead).
 STOP_WORD_GUARD = True
 

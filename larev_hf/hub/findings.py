@@ -74,7 +74,7 @@ class FindingThresholds:
     grounding: float = 0.285
     explanation_lm: float = -4.64
     other_script: float = 0.5
-    label_margin: float = 4.69
+    label_margin: float = 1.83
     baseline_ceiling: float = -0.01
 
     def to_dict(self) -> dict[str, Any]:

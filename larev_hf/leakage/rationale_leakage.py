@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from larev_hf.data.vacuous import NLI_VERBALIZERS
+from larev_hf.defaults import UNINFORMATIVE_KINDS
 from larev_hf.leakage.attribution import STOP_WORDS
 from larev_hf.leakage.environments import verbalization_term
 
@@ -36,9 +37,6 @@ _VERBALIZER_FORMS = {"implies": ("imply", "implies", "implied", "implying"),
 #: A sentence: up to and with its end mark (or the end of the text).
 _SENTENCE = re.compile(r"[^.!?;]*(?:[.!?;]+|$)")
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
-#: What :func:`uninformative_rationales` draws from, one per instance: no rationale, a label statement (its label
-#: words masked like any rationale's), a copy of the input, another training instance's explanation.
-UNINFORMATIVE_KINDS = ("empty", "label", "copy", "other_instance")
 
 
 def label_stem(label: str) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from larev_hf.leakage.rationale_leakage import UNINFORMATIVE_KINDS
+from larev_hf.defaults import UNINFORMATIVE_KINDS
 from larev_hf.methods.base import MethodResult, RunContext, RunSettings, Stage, choice_accuracy
 from larev_hf.methods.larev import ENVIRONMENTS_STAGE, IG, PROBE, AddedEnvironments, needs_probe, train_phi_la
 from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, phi_base_accuracy

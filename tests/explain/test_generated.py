@@ -55,7 +55,7 @@ def evaluate_cli(bundle: Path, labels: list[str], rationales: list[str], rows: l
                             for r, label, rationale in zip(rows, labels, rationales, strict=True)))
     out = tmp_path / "evaluated"
     assert main(["--quiet", "evaluate", "--evaluator", str(bundle), "--data-file", str(path), "--output-dir",
-                 str(out), "--force"]) == 0
+                 str(out), "--force", "--score-empty"]) == 0
     report = json.loads((out / "report.json").read_text())
     return {"scores": [r["score"] for _, r in read_jsonl(out / "scores.jsonl")], "mean": report["mean_score"]}
 

@@ -271,7 +271,7 @@ def test_a_build_runs_in_this_process_says_each_stage_and_resumes_after_an_inter
 
 def test_an_unknown_evaluator_name_lists_the_names(capsys) -> None:
     assert main(["--quiet", "evaluators", "path", "nope"]) == 2
-    assert "no named evaluator 'nope'; expected one of ['esnli']" in capsys.readouterr().err
+    assert "no named evaluator 'nope'; expected one of ['esnli', 'esnli-larev']" in capsys.readouterr().err
 
 
 def test_a_task_without_a_trustworthy_offline_evaluator_says_why(capsys) -> None:
