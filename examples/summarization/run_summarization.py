@@ -28,13 +28,18 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Optional
 
 import datasets
 import numpy as np
 import transformers
 from rouge_score import rouge_scorer
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, DataCollatorForSeq2Seq, HfArgumentParser, set_seed
+from transformers import (
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    DataCollatorForSeq2Seq,
+    HfArgumentParser,
+    set_seed,
+)
 
 from larev_hf.training import IRMProbeConfig, IRMProbeTrainer
 
@@ -47,9 +52,9 @@ class ModelArguments:
     """Which seq2seq model to fine-tune, and the optional frozen probe."""
 
     model_name_or_path: str = field(metadata={"help": "Model directory or Hub id of the seq2seq model to train."})
-    tokenizer_name: Optional[str] = field(default=None, metadata={"help": "Tokenizer, if not the model's own."})
-    cache_dir: Optional[str] = field(default=None, metadata={"help": "Where downloaded models are cached."})
-    probe_model_name_or_path: Optional[str] = field(
+    tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer, if not the model's own."})
+    cache_dir: str | None = field(default=None, metadata={"help": "Where downloaded models are cached."})
+    probe_model_name_or_path: str | None = field(
         default=None, metadata={"help": "A trained leakage probe (model directory); its term is weighted by --lambda_probe."})
 
 
@@ -57,24 +62,24 @@ class ModelArguments:
 class DataTrainingArguments:
     """The data files, their columns and how much of each split to tokenize."""
 
-    train_file: Optional[str] = field(default=None, metadata={"help": "Training rows (.json lines or .csv)."})
-    validation_file: Optional[str] = field(default=None, metadata={"help": "Rows for --do_eval."})
-    test_file: Optional[str] = field(default=None, metadata={"help": "Rows for --do_predict."})
+    train_file: str | None = field(default=None, metadata={"help": "Training rows (.json lines or .csv)."})
+    validation_file: str | None = field(default=None, metadata={"help": "Rows for --do_eval."})
+    test_file: str | None = field(default=None, metadata={"help": "Rows for --do_predict."})
     text_column: str = field(default="document", metadata={"help": "Column with the text to summarize."})
     summary_column: str = field(default="summary", metadata={"help": "Column with the reference summary."})
     source_prefix: str = field(default="", metadata={"help": "Put before every input, e.g. 'summarize: ' for T5."})
     max_source_length: int = field(default=1024, metadata={"help": "Inputs are cut to this many tokens."})
     max_target_length: int = field(default=128, metadata={"help": "Training summaries are cut to this many tokens."})
-    val_max_target_length: Optional[int] = field(
+    val_max_target_length: int | None = field(
         default=None, metadata={"help": "Cut for evaluation/test summaries and default generation length "
                                         "(defaults to --max_target_length)."})
     pad_to_max_length: bool = field(default=False, metadata={"help": "Pad every row to the maximum lengths."})
     ignore_pad_token_for_loss: bool = field(default=True, metadata={"help": "Padded label positions get -100."})
-    num_beams: Optional[int] = field(default=None, metadata={"help": "Beams for generate() in evaluation."})
-    max_train_samples: Optional[int] = field(default=None, metadata={"help": "Keep the first N training rows."})
-    max_eval_samples: Optional[int] = field(default=None, metadata={"help": "Keep the first N validation rows."})
-    max_predict_samples: Optional[int] = field(default=None, metadata={"help": "Keep the first N test rows."})
-    preprocessing_num_workers: Optional[int] = field(default=None, metadata={"help": "Processes for the maps."})
+    num_beams: int | None = field(default=None, metadata={"help": "Beams for generate() in evaluation."})
+    max_train_samples: int | None = field(default=None, metadata={"help": "Keep the first N training rows."})
+    max_eval_samples: int | None = field(default=None, metadata={"help": "Keep the first N validation rows."})
+    max_predict_samples: int | None = field(default=None, metadata={"help": "Keep the first N test rows."})
+    preprocessing_num_workers: int | None = field(default=None, metadata={"help": "Processes for the maps."})
     overwrite_cache: bool = field(default=False, metadata={"help": "Tokenize again instead of reusing the cache."})
 
     def __post_init__(self):
@@ -178,7 +183,7 @@ def main():
             generated = generated[0]
         texts, generated = decode(generated)
         gold, _ = decode(references)
-        scores = [scorer.score(sentence_lines(ref), sentence_lines(hyp)) for hyp, ref in zip(texts, gold)]
+        scores = [scorer.score(sentence_lines(ref), sentence_lines(hyp)) for hyp, ref in zip(texts, gold, strict=True)]
         metrics = {key: round(100 * float(np.mean([s[key].fmeasure for s in scores])), 4) for key in ROUGE_KEYS}
         metrics["gen_len"] = float(np.mean(np.count_nonzero(generated != tokenizer.pad_token_id, axis=-1)))
         return metrics
