@@ -175,7 +175,7 @@ def make_model_card(bundle: EvaluatorBundle, repo_id: str | None = None) -> Mode
         larev_weights=", ".join(f"{key} = {value}" for key, value in _larev_weights(bundle).items()),
         training_json=json.dumps(training, indent=2, sort_keys=True),
         citation=citation(config.method),
-        score_meaning=SCORE_MEANING,
+        score_meaning=get_method(config.method).score_meaning or SCORE_MEANING,
         trust_sentence=Trust(**config.trust).sentence() if config.trust else "not recorded (a bundle made by hand)",
         **recipe_context(getattr(bundle, "recipe", None)),
     )

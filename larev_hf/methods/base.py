@@ -134,6 +134,8 @@ class Method:
     unit: ClassVar[str] = "nats"
     settings_class: ClassVar[type | None] = None
     kind: ClassVar[str] = "metric"
+    #: What a pointwise score's sign and size mean, for a bundle's model card; ``None``: the card's generic sentence.
+    score_meaning: ClassVar[str | None] = None
     #: Whether ``--method all`` trains it: the papers' metrics and the baselines do; an extension asked by name only
     #: (LAREV-G) does not.
     in_all: ClassVar[bool] = True

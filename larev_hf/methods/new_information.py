@@ -184,6 +184,13 @@ class NewInformation(ConditionalVMethod):
     model_titles = {"rationale": "Φ_NI (τ(r) ⊕ b̃ → y, leakage-aware, unsure without new information)"}
     settings_class = NewInformationSettings
     in_all = False  # an extension: asked by name (`--method larev_ni`), the `esnli` default's score
+    score_meaning = (
+        "A score is how many nats more (positive) or less (negative) log-probability the evaluator gives the label "
+        "with the rationale than with no rationale, reading the input with the label masked and the rationale without "
+        "its statements of the label: positive means the rationale adds information for the label beyond the input, "
+        "0 means nothing new (no rationale, a bare label statement: exactly 0), negative means it points away from the "
+        "label; at most about log(number of labels) nats. Measured figures, and where it fails (generic sentences "
+        "and copies of the hypothesis on entailment rows): the larev-hf docs, human.md, 'New information (LAREV-NI)'.")
 
     def stages(self, config: RunSettings) -> list[Stage]:
         return [PHI_BASE, PHI, IG, ENVIRONMENTS_STAGE, *([PROBE] if needs_probe(config) else []),

@@ -57,5 +57,8 @@ def test_no_rationale_scores_zero_and_the_stated_label_changes_nothing(ni_run: P
     # appended to an explanation it changes nothing
     assert scores[5] == pytest.approx(scores[4], abs=1e-6) == pytest.approx(scores[6], abs=1e-6)
     # the same score through the saved bundle (the scorer reads its setting from the bundle's training record)
-    loaded = EvaluatorBundle.from_pretrained(bundle.save_pretrained(tmp_path / "b"))
+    saved = bundle.save_pretrained(tmp_path / "b")
+    # the card says what this score's sign means, not the generic sentence of a score against Φ_base
+    assert "0 means nothing new (no rationale, a bare label statement: exactly 0)" in (saved / "README.md").read_text()
+    loaded = EvaluatorBundle.from_pretrained(saved)
     assert np.allclose(loaded.score([r for r, _ in rows], [y for _, y in rows], inputs).scores, scores, atol=1e-5)
