@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -219,11 +220,16 @@ def offline_lighteval_registry(monkeypatch) -> None:
 
 @pytest.mark.slow  # lighteval's registry imports every built-in task (about a minute)
 def test_a_lighteval_run_on_the_custom_task_and_its_details_scored_again(nli_bundle, esnli_rows, tmp_path,
-                                                                        monkeypatch):
+                                                                        monkeypatch, request):
     """lighteval's own Pipeline, offline, with a stand-in model on a tiny local copy of e-SNLI: the task's
     explanation_score is `larev-hf evaluate`'s per sample and on average, and the saved details score the same."""
     pytest.importorskip("lighteval")
+    import torch
     import xxhash
+
+    # lighteval's transformers model module turns autograd off for the whole process when imported: give it back, so
+    # the tests after this one in the same worker can train
+    request.addfinalizer(partial(torch.set_grad_enabled, torch.is_grad_enabled()))
     from lighteval.logging.evaluation_tracker import EvaluationTracker
     from lighteval.pipeline import ParallelismManager, Pipeline, PipelineParameters
 
