@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         "+copies_masked": log_p(phi_la, joined(r_copies, b_masked)) - reference,
         "phi_base_masked_b": label_masked - log_p(phi_base, b_masked),
     }
-    result = {"run_dir": str(run), "examples": len(records), "candidates": {}}
+    result = {"run_dir": "RUN", "examples": len(records), "candidates": {}}  # no machine's own path in a result
     for name, scores in candidates.items():
         summary = summarise(scores, rows)
         result["candidates"][name] = summary
