@@ -29,12 +29,11 @@ from typing import Any
 import numpy as np
 
 from larev_hf.defaults import UNINFORMATIVE_KINDS
-from larev_hf.methods.base import MethodResult, RunContext, RunSettings, Stage, choice_accuracy
+from larev_hf.methods.base import RunContext, RunSettings, Stage
 from larev_hf.methods.larev import ENVIRONMENTS_STAGE, IG, PROBE, AddedEnvironments, needs_probe, train_phi_la
-from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, phi_base_accuracy
+from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod
 from larev_hf.methods.settings import comma_list, help_field
 from larev_hf.modeling.input_formats import get_input_format
-from larev_hf.scores.stats import summarize_variants
 
 #: Φ_NI's model directory (``models/phi_ni``).
 PHI_NI = "phi_ni"
@@ -184,6 +183,7 @@ class NewInformation(ConditionalVMethod):
     model_titles = {"rationale": "Φ_NI (τ(r) ⊕ b̃ → y, leakage-aware, unsure without new information)"}
     settings_class = NewInformationSettings
     in_all = False  # an extension: asked by name (`--method larev_ni`), the `esnli` default's score
+    reference_column = "log_p_reference_ni"
     score_meaning = (
         "A score is how many nats more (positive) or less (negative) log-probability the evaluator gives the label "
         "with the rationale than with no rationale, reading the input with the label masked and the rationale without "
@@ -205,33 +205,16 @@ class NewInformation(ConditionalVMethod):
         for variant, rationales in variants.items():
             result = new_information_scores(model, tokenizer, inputs, fmt, cfg.model.reduction,
                                             cfg.evaluation.eval_batch_size, records, rationales,
-                                            shared.get("log_p_reference_ni"), context.progress)
-            shared["log_p_reference_ni"] = result.log_p_baseline
+                                            shared.get(self.reference_column), context.progress)
+            shared[self.reference_column] = result.log_p_baseline
             out[variant] = result.scores
         return out
 
-    def score(self, context, records, variants, shared) -> MethodResult:
-        from larev_hf.modeling.scoring import predict_choices
-
-        cfg = context.config
-        scores = self.pointwise(context, records, variants, shared)
-        fmt, inputs = get_input_format(cfg.model.input_format), _inputs(context)
-        labels, choices = [r["label"] for r in records], [r["choices"] for r in records]
-        baselines = [inputs.baseline(r) for r in records]
-        accuracy = {}
-        for variant, rationales in variants.items():
-            texts = [fmt.rationale_input(inputs.rationale(text, r), b)
-                     for text, r, b in zip(rationales, records, baselines, strict=True)]
-            predictions = predict_choices(context.model(PHI_NI), context.tokenizer(), texts, choices,
-                                          batch_size=cfg.evaluation.eval_batch_size, reduction=cfg.model.reduction)
-            accuracy[variant] = choice_accuracy(predictions, choices, labels)
-        reference = shared["log_p_reference_ni"]
-        return MethodResult(
-            summary=summarize_variants(scores, n_boot=cfg.evaluation.n_boot, seed=cfg.training.seed), scores=scores,
-            columns={"log_p_reference_ni": [float(v) for v in reference],
-                     **{f"{self.name}/{v}": [float(x) for x in values] for v, values in scores.items()}},
-            accuracy={"phi_base": phi_base_accuracy(context, records, shared), PHI_NI: accuracy},
-        )
+    def rationale_inputs(self, context, records, rationales) -> list[str]:
+        """Φ_NI's encoder text of each rationale with its record: τ(r) ⊕ b̃."""
+        fmt, inputs = get_input_format(context.config.model.input_format), _inputs(context)
+        return [fmt.rationale_input(inputs.rationale(text, r), inputs.baseline(r))
+                for text, r in zip(rationales, records, strict=True)]
 
     def bundle_scorer(self, models, tokenizer, config, batch_size) -> NewInformationBundleScorer:
         return NewInformationBundleScorer(models, tokenizer, config, batch_size)

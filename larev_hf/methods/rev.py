@@ -100,29 +100,37 @@ class ConditionalVMethod(Method):
     """A rationale model ``roles["rationale"]`` scored against the shared Φ_base (REV eq. 5; thesis eq. 4.4)."""
 
     roles: ClassVar[Mapping[str, str]] = {"baseline": "phi_base", "rationale": "phi"}
+    #: the key in a scoring pass's ``shared`` dict, and the report column, of the reference term the pointwise scores
+    #: subtract (log p_Φbase(y | b) here; a method with another reference names its own)
+    reference_column: ClassVar[str] = "log_p_baseline"
 
     def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
         """log p(y | r ⊕ b) − log p_Φbase(y | b) per record and variant (REV eq. 5; thesis eq. 4.4)."""
         return cvi_variant_scores(context, self.roles["rationale"], records, variants,
                                   baseline_terms(context, records, shared))
 
+    def rationale_inputs(self, context: RunContext, records: Sequence[Mapping[str, Any]],
+                         rationales: Sequence[str]) -> list[str]:
+        """The rationale model's encoder text of each rationale with its record: r ⊕ b."""
+        fmt = get_input_format(context.config.model.input_format)
+        return [fmt.rationale_input(text, r["baseline"]) for text, r in zip(rationales, records, strict=True)]
+
     def score(self, context, records, variants, shared) -> MethodResult:
         from larev_hf.modeling.scoring import predict_choices
 
         cfg, model_name = context.config, self.roles["rationale"]
         scores = self.pointwise(context, records, variants, shared)
-        base = shared["log_p_baseline"]
-        fmt = get_input_format(cfg.model.input_format)
+        reference = shared[self.reference_column]
         labels, choices = [r["label"] for r in records], [r["choices"] for r in records]
         accuracy = {}
         for variant, rationales in variants.items():
-            inputs = [fmt.rationale_input(text, r["baseline"]) for text, r in zip(rationales, records, strict=True)]
-            predictions = predict_choices(context.model(model_name), context.tokenizer(), inputs, choices,
+            predictions = predict_choices(context.model(model_name), context.tokenizer(),
+                                          self.rationale_inputs(context, records, rationales), choices,
                                           batch_size=cfg.evaluation.eval_batch_size, reduction=cfg.model.reduction)
             accuracy[variant] = choice_accuracy(predictions, choices, labels)
         return MethodResult(
             summary=summarize_variants(scores, n_boot=cfg.evaluation.n_boot, seed=cfg.training.seed), scores=scores,
-            columns={"log_p_baseline": [float(v) for v in base],
+            columns={self.reference_column: [float(v) for v in reference],
                      **{f"{self.name}/{v}": [float(x) for x in values] for v, values in scores.items()}},
             accuracy={"phi_base": phi_base_accuracy(context, records, shared), model_name: accuracy},
         )
