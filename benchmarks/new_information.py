@@ -22,17 +22,11 @@ import numpy as np
 
 from larev_hf.io import read_json, read_jsonl, write_json
 from larev_hf.meta import paired_win_rate
+from larev_hf.scores import bootstrap_ci
 
 #: The families the gold must beat by a margin in every label: an explanation that adds nothing.
 NO_NEW_INFORMATION = ("vacuous", "label_only", "circular", "hypothesis_copy", "input_copy", "leak")
 NEAR_ZERO = 0.01
-
-
-def bootstrap_mean(values: np.ndarray, n_boot: int = 2000, seed: int = 0) -> list[float]:
-    """The 95% percentile interval of the mean of ``values``."""
-    rng = np.random.default_rng(seed)
-    means = rng.choice(values, size=(n_boot, len(values)), replace=True).mean(axis=1)
-    return [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]
 
 
 def suite_table(meta_dir: Path, method: str) -> dict:
@@ -47,7 +41,7 @@ def suite_table(meta_dir: Path, method: str) -> dict:
     for label in sorted(set(gold_label.values())):
         examples = [e for e in gold if gold_label[e] == label]
         values = np.array([gold[e] for e in examples])
-        entry = {"n": len(values), "gold_mean": float(values.mean()), "gold_mean_ci95": bootstrap_mean(values),
+        entry = {"n": len(values), "gold_mean": float(values.mean()), "gold_mean_ci95": bootstrap_ci(values, n_boot=2000),
                  "gold_above_0.01": float(np.mean(values > NEAR_ZERO)), "win_rates": {}, "family_means": {}}
         for family in families:
             pairs = [(gold[e], scores[(e, family)]) for e in examples if (e, family) in scores]
@@ -58,7 +52,7 @@ def suite_table(meta_dir: Path, method: str) -> dict:
         out["labels"][label] = entry
     leak = np.array([scores[(e, "gold_leaky")] - gold[e] for e in gold if (e, "gold_leaky") in scores])
     if len(leak):
-        out["leak_gain"] = {"mean": float(leak.mean()), "ci95": bootstrap_mean(leak)}
+        out["leak_gain"] = {"mean": float(leak.mean()), "ci95": bootstrap_ci(leak, n_boot=2000)}
     out["lowest_no_new_information_win_rate"] = min(
         (entry["win_rates"][f], f"{label}/{f}") for label, entry in out["labels"].items()
         for f in NO_NEW_INFORMATION if f in entry["win_rates"])
