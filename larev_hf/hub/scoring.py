@@ -252,9 +252,9 @@ class BundleScoring:
         for label in labels:
             relabelled = [{**{k: v for k, v in r.items() if k != "baseline"}, "label": label} for r in records]
             relabelled = [{**r, "baseline": b} for r, b in zip(relabelled, self.make_baselines(relabelled), strict=True)]
-            results = [scorer.score(records=relabelled, rationales=[r["rationale"] for r in relabelled],
-                                    progress=progress) for scorer in scorers]
-            log_p[label] = np.mean([np.asarray(r.log_p_with_rationale, dtype=float) for r in results], axis=0)
+            log_p[label] = np.mean([np.asarray(scorer.rationale_log_probs(
+                records=relabelled, rationales=[r["rationale"] for r in relabelled], progress=progress), dtype=float)
+                for scorer in scorers], axis=0)
         table = np.stack([log_p[label] for label in labels], axis=1)
         margins, read = np.zeros(len(records)), []
         for i, record in enumerate(records):

@@ -105,6 +105,12 @@ class BundleScorer(Protocol):
         ``log_p_with_rationale`` and ``log_p_baseline`` arrays."""
         ...
 
+    def rationale_log_probs(self, *, records: Sequence[Mapping[str, Any]], rationales: Sequence[str],
+                            progress: bool = False) -> Any:
+        """``score``'s ``log_p_with_rationale`` alone, without the reference term (scorers that read baselines): what
+        reading an explanation under every label needs (the finding *contradicts the label*)."""
+        ...
+
 
 class Method:
     """A rationale metric. Subclasses set the class attributes and implement :meth:`stages` and :meth:`score`.

@@ -132,6 +132,18 @@ class NewInformationBundleScorer:
         return new_information_scores(self.model, self.tokenizer, self.inputs, self.config.input_format,
                                       self.config.reduction, self.batch_size, records, rationales, progress=progress)
 
+    def rationale_log_probs(self, *, records: Sequence[Mapping[str, Any]], rationales: Sequence[str],
+                            progress: bool = False) -> np.ndarray:
+        """log p_ΦNI(y | τ(r) ⊕ b̃) of each rationale, without the reference term."""
+        from larev_hf.scores.cvi import ConditionalVScorer
+
+        scorer = ConditionalVScorer(self.model, self.model, self.tokenizer, self.config.input_format,
+                                    self.config.reduction, self.batch_size)
+        return scorer.rationale_log_probs([self.inputs.rationale(text, r) for text, r in zip(rationales, records,
+                                                                                              strict=True)],
+                                          [self.inputs.baseline(r) for r in records], [r["label"] for r in records],
+                                          progress)
+
 
 def _uninformative_environment(settings: NewInformationSettings, seed: int, inputs: NewInformationInputs
                                ) -> AddedEnvironments:

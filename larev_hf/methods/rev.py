@@ -51,6 +51,12 @@ class CVIBundleScorer:
         return self.scorer.score(rationales=list(rationales), baselines=[r["baseline"] for r in records],
                                  labels=[r["label"] for r in records], progress=progress)
 
+    def rationale_log_probs(self, *, records: Sequence[Mapping[str, Any]], rationales: Sequence[str],
+                            progress: bool = False) -> np.ndarray:
+        """log p(y | r ⊕ b) of each rationale under the rationale model, without Φ_base's term."""
+        return self.scorer.rationale_log_probs(list(rationales), [r["baseline"] for r in records],
+                                               [r["label"] for r in records], progress)
+
 
 def baseline_terms(context: RunContext, records: Sequence[dict[str, Any]], shared: dict[str, Any]) -> np.ndarray:
     """log p_Φbase(y | b) per record, computed once per scoring pass and shared by every CVI method."""
