@@ -4,6 +4,11 @@ score (:mod:`larev_hf.methods.new_information`, docs/method.md, "New information
 - :func:`drop_label_statements`: every sentence of r that names a label and no content word of the input — "The answer
   is entailment.", "This is neutral because the premise neither entails nor contradicts the hypothesis." — removed: a
   statement of the label, which says nothing about this input.
+- :func:`drop_ungrounded_sentences`: every sentence of r with no content word of the input — "The text supports the
+  conclusion.", another instance's explanation appended — removed: a sentence about nothing in this input says nothing
+  new about it.
+- :func:`mask_input_copies`: every run of at least a few words that r copies from the input masked: the input is
+  already in b, so a copy of it adds nothing (what r says *between* the copies is kept).
 - :func:`mask_label_words`: every word of r that names a label — the label itself and its inflections
   ("entailment", "entails", "contradictory"), the verbalizer a template baseline states it with ("implies", "is not
   related to"), an answer choice as a whole word — replaced by the mask token: what r says of the label is read as
@@ -20,7 +25,10 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
+
+from nltk.stem import PorterStemmer
 
 from larev_hf.data.vacuous import NLI_VERBALIZERS
 from larev_hf.defaults import UNINFORMATIVE_KINDS
@@ -37,6 +45,9 @@ _VERBALIZER_FORMS = {"implies": ("imply", "implies", "implied", "implying"),
 #: A sentence: up to and with its end mark (or the end of the text).
 _SENTENCE = re.compile(r"[^.!?;]*(?:[.!?;]+|$)")
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+#: A word as :func:`mask_input_copies` matches runs of them (letters, digits and apostrophes).
+_COPY_WORD = re.compile(r"[\w']+")
+_STEMMER = PorterStemmer()
 
 
 def label_stem(label: str) -> str:
@@ -77,6 +88,61 @@ def input_content_words(record: Mapping[str, Any]) -> set[str]:
     fields = ("premise", "hypothesis") if record.get("task") == "nli" else ("question",)
     return {word.lower() for name in fields for word in _WORD.findall(str(record.get(name) or ""))
             if len(word) > 2 and word.lower() not in STOP_WORDS}
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _STEMMER.stem(word.lower())
+
+
+def content_stems(text: str) -> set[str]:
+    """The Porter stems (``nltk``) of ``text``'s content words: longer than two letters, not stop words — so
+    "girls" meets "girl" and "riding" meets "rides"."""
+    return {_stem(word) for word in _WORD.findall(text) if len(word) > 2 and word.lower() not in STOP_WORDS}
+
+
+def input_content_stems(record: Mapping[str, Any]) -> set[str]:
+    """:func:`content_stems` of ``record``'s input (premise and hypothesis, or the question)."""
+    return {_stem(word) for word in input_content_words(record)}
+
+
+def sentences(text: str) -> list[str]:
+    """``text``'s sentences, each with its end mark and the spaces after it (joined, they give ``text`` back)."""
+    return [sentence for sentence in _SENTENCE.findall(text) if sentence]
+
+
+def drop_ungrounded_sentences(text: str, record: Mapping[str, Any], mask_token: str | None = None) -> str:
+    """``text`` without the sentences that name no content word of ``record``'s input (:func:`content_stems`; the
+    words of ``mask_token``, what earlier steps masked, do not count): a sentence about nothing in this input."""
+    stems = input_content_stems(record)
+    kept = [sentence for sentence in sentences(text)
+            if content_stems(sentence.replace(mask_token, " ") if mask_token else sentence) & stems]
+    return "".join(kept).strip()
+
+
+def mask_input_copies(text: str, record: Mapping[str, Any], mask_token: str, min_words: int = 4) -> str:
+    """``text`` with each maximal run of at least ``min_words`` words (or a whole input field, if shorter) copied from
+    one field of ``record``'s input (premise or hypothesis, or the question) replaced by ``mask_token``; words are
+    compared lower-cased."""
+    fields = ("premise", "hypothesis") if record.get("task") == "nli" else ("question",)
+    words = [(m.group().lower(), m.start(), m.end()) for m in _COPY_WORD.finditer(text)]
+    sources = [[w.lower() for w in _COPY_WORD.findall(str(record.get(field) or ""))] for field in fields]
+    spans, i = [], 0
+    while i < len(words):
+        best = 0
+        for source in sources:
+            for start in range(len(source)):
+                n = 0
+                while i + n < len(words) and start + n < len(source) and words[i + n][0] == source[start + n]:
+                    n += 1
+                if n >= min(min_words, len(source)) and n > best:
+                    best = n
+        if best:
+            spans.append((words[i][1], words[i + best - 1][2]))
+        i += max(best, 1)
+    for start, end in reversed(spans):
+        text = f"{text[:start]}{mask_token}{text[end:]}"
+    return text
 
 
 def drop_label_statements(text: str, record: Mapping[str, Any]) -> str:

@@ -9,9 +9,13 @@ import pytest
 from larev_hf.data import load_examples
 from larev_hf.leakage.rationale_leakage import (
     UNINFORMATIVE_KINDS,
+    content_stems,
     drop_label_statements,
+    drop_ungrounded_sentences,
     label_stem,
+    mask_input_copies,
     mask_label_words,
+    sentences,
     masked_baseline,
     uninformative_rationales,
 )
@@ -47,6 +51,46 @@ def test_every_word_that_names_an_nli_label_is_masked(text: str, expected: str |
 ])
 def test_a_sentence_that_names_a_label_and_nothing_of_the_input_is_dropped(text: str, expected: str) -> None:
     assert drop_label_statements(text, NLI) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # generic sentences name nothing of the input: dropped, whatever they suggest about the label
+    ("The text supports the conclusion.", ""),
+    ("Comparing the two statements gives the answer. The answer is entailment.", ""),
+    # inflections meet through their stems: "wet streets" is about "a wet street", "riding" about "rides"
+    ("Wet streets are outside. This is obvious.", "Wet streets are outside."),
+    ("Riding happens outdoors; clearly so.", "Riding happens outdoors;"),
+    # another instance's explanation appended (padding): its sentence goes, the grounded one stays
+    ("A man on a street is outdoors. Two dogs play in the snow.", "A man on a street is outdoors."),
+])
+def test_a_sentence_that_names_nothing_of_the_input_is_dropped(text: str, expected: str) -> None:
+    assert drop_ungrounded_sentences(text, NLI) == expected
+
+
+def test_masked_words_do_not_ground_a_sentence() -> None:
+    masked = mask_input_copies("The hypothesis says that a man is outdoors.", NLI, "M")
+    assert masked == "The hypothesis says that M."
+    assert drop_ungrounded_sentences(masked, NLI, "M") == ""
+    assert drop_ungrounded_sentences("M rides.", NLI, "M") == "M rides."  # an unmasked input word still grounds
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # the whole hypothesis (shorter than the run), a four-word run of the premise; the words between them stay
+    ("a man is outdoors", "M"),
+    ("A man rides a bike, so a man is outdoors.", "M, so M."),
+    ("riding a bike down a wet road", "riding M road"),
+    # three words of the premise are not a copy at min_words=4; case is ignored
+    ("Rides A Bike on ice", "Rides A Bike on ice"),
+])
+def test_runs_copied_from_the_input_are_masked(text: str, expected: str) -> None:
+    assert mask_input_copies(text, NLI, "M") == expected
+
+
+def test_sentences_join_back_to_the_text() -> None:
+    text = "One. Two!  Three; four"
+    assert sentences(text) == ["One.", " Two!", "  Three;", " four"]
+    assert "".join(sentences(text)) == text
+    assert content_stems("The girls are riding") == content_stems("a girl rides")  # stop words and inflections go
 
 
 def test_qa_labels_are_masked_as_whole_words_only() -> None:
