@@ -21,42 +21,17 @@ gold's paired win rate over each family. (LAREV-NI, which retrains, is measured 
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 import numpy as np
 
 from larev_hf.io import read_jsonl, write_json
 from larev_hf.leakage import mask_token_of
-from larev_hf.leakage.rationale_leakage import mask_label_words, masked_baseline
+from larev_hf.leakage.rationale_leakage import mask_input_copies, mask_label_words, masked_baseline
 from larev_hf.meta import build_suite, paired_win_rate
 from larev_hf.modeling import load_evaluator, score_labels
 
-WORD = re.compile(r"[\w']+")
 NEAR_ZERO = 0.01
-
-
-def mask_copies(text: str, record: dict, mask: str, min_words: int = 4) -> str:
-    """``text`` with each maximal run of at least ``min_words`` words (or a whole premise/hypothesis) copied from the
-    input replaced by ``mask``."""
-    words = [(m.group().lower(), m.start(), m.end()) for m in WORD.finditer(text)]
-    sources = [[w.lower() for w in WORD.findall(record.get(field) or "")] for field in ("premise", "hypothesis")]
-    spans, i = [], 0
-    while i < len(words):
-        best = 0
-        for source in sources:
-            for start in range(len(source)):
-                n = 0
-                while i + n < len(words) and start + n < len(source) and words[i + n][0] == source[start + n]:
-                    n += 1
-                if n >= min(min_words, len(source)) and n > best:
-                    best = n
-        if best:
-            spans.append((words[i][1], words[i + best - 1][2]))
-        i += max(best, 1)
-    for start, end in reversed(spans):
-        text = text[:start] + mask + text[end:]
-    return text
 
 
 def summarise(scores: np.ndarray, rows: list[dict]) -> dict:
@@ -102,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     b = [r["baseline"] for r in rows]
     b_masked = [masked_baseline(r, mask) for r in rows]
     r_masked = [mask_label_words(r["rationale"], r, mask) for r in rows]
-    r_copies = [mask_copies(text, r, mask) for text, r in zip(r_masked, rows, strict=True)]
+    r_copies = [mask_input_copies(text, r, mask) for text, r in zip(r_masked, rows, strict=True)]
 
     def joined(rationales: list[str], baselines: list[str]) -> list[str]:
         return [f"{x} {y}".strip() for x, y in zip(rationales, baselines, strict=True)]

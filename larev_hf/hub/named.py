@@ -167,16 +167,20 @@ def stage_seconds(method: str, rationale_model: str, rationale_model_seconds: fl
 #: "Candidate recipes for the calibrated score"; docs/hub.md, "What a build costs").
 _ESNLI_RUN = {"backbone": "minilm2minilm", "max_train_examples": 500, "max_eval_examples": 500, "seed": 0,
               "bf16": True, "leakage_term": "verbalization", "explanation_lm_corpus": "dataset"}
+#: LAREV-NI's reading of a rationale in the ``esnli`` recipe, stated in the recipe (so its fingerprint names it): copies
+#: of the input masked and sentences that name nothing of it dropped (docs/method.md, "8c").
+_ESNLI_NEW_INFORMATION = {"input_copies": "mask", "copy_run": 4, "ungrounded_sentences": "drop"}
 _ESNLI_FEATURES = ("explanation_lm", "copied_span", "grounding", "copy_excess", "premise_link")
 _ESNLI_HUMAN = {"half": "held", "baseline_columns": ["gpt3_nll:lower"], "robustness_report_split": "none",
                 "robustness_statistic": "paired"}
 
 
 def _esnli_recipe(name: str, method: str, description: str, rationale_model: str, rationale_model_seconds: float,
-                  minutes: float, aliases: tuple[str, ...] = ()) -> EvaluatorRecipe:
+                  minutes: float, aliases: tuple[str, ...] = (), method_run: Mapping[str, Any] | None = None
+                  ) -> EvaluatorRecipe:
     return EvaluatorRecipe(
         name=name, description=description, dataset="esnli", data_subdir="esnli", hub_dataset="esnli",
-        run={"method": method, **_ESNLI_RUN}, judgments="snli_accept_train.jsonl",
+        run={"method": method, **_ESNLI_RUN, **(method_run or {})}, judgments="snli_accept_train.jsonl",
         calibrate=(method, *_ESNLI_FEATURES), human=dict(_ESNLI_HUMAN), minutes=minutes, aliases=aliases,
         stage_seconds=stage_seconds(method, rationale_model, rationale_model_seconds))
 
@@ -189,7 +193,8 @@ def _esnli_recipe(name: str, method: str, description: str, rationale_model: str
 #: is unchanged).
 RECIPES: dict[str, EvaluatorRecipe] = {recipe.name: recipe for recipe in (
     _esnli_recipe("esnli", "larev_ni", "NLI (premise, hypothesis, label); e-SNLI, MiniLM, new information "
-                  "(LAREV-NI), robust calibration", "phi_ni", 290, minutes=10.5, aliases=("nli", "snli")),
+                  "(LAREV-NI), robust calibration", "phi_ni", 290, minutes=10.5, aliases=("nli", "snli"),
+                  method_run=_ESNLI_NEW_INFORMATION),
     _esnli_recipe("esnli-larev", "larev", "NLI; e-SNLI, MiniLM, the thesis's LAREV (its score is at most about 0: "
                   "for reproduction), robust calibration", "phi_la", 147, minutes=8.0, aliases=("esnli-thesis",)),
 )}

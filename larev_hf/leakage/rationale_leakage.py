@@ -44,6 +44,8 @@ _VERBALIZER_FORMS = {"implies": ("imply", "implies", "implied", "implying"),
                                                                                          "unrelated to")}
 #: A sentence: up to and with its end mark (or the end of the text).
 _SENTENCE = re.compile(r"[^.!?;]*(?:[.!?;]+|$)")
+#: Where a sentence starts without an end mark before it: a space between a lower-case letter and a capitalised word.
+_LOST_END_MARK = re.compile(r"(?<=[a-z])(?= [A-Z][a-z])")
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 #: A word as :func:`mask_input_copies` matches runs of them (letters, digits and apostrophes).
 _COPY_WORD = re.compile(r"[\w']+")
@@ -107,8 +109,10 @@ def input_content_stems(record: Mapping[str, Any]) -> set[str]:
 
 
 def sentences(text: str) -> list[str]:
-    """``text``'s sentences, each with its end mark and the spaces after it (joined, they give ``text`` back)."""
-    return [sentence for sentence in _SENTENCE.findall(text) if sentence]
+    """``text``'s sentences, each with the spaces before it and its end mark (joined, they give ``text`` back). A
+    capitalised word right after a lower-case one starts a sentence too: lower-cased explanations (e-SNLI's) often
+    lose the end mark before a sentence added to them ("… the dog The answer is contradiction.")."""
+    return [part for sentence in _SENTENCE.findall(text) if sentence for part in _LOST_END_MARK.split(sentence)]
 
 
 def drop_ungrounded_sentences(text: str, record: Mapping[str, Any], mask_token: str | None = None) -> str:
@@ -150,7 +154,7 @@ def drop_label_statements(text: str, record: Mapping[str, Any]) -> str:
     of its input (:func:`input_content_words`): what is left of a bare label statement is nothing. A sentence that
     names a label *and* the input ("walking is contradictory to sleeping") is kept, for :func:`mask_label_words`."""
     pattern, content = label_word_pattern(record), input_content_words(record)
-    kept = [sentence for sentence in _SENTENCE.findall(text)
+    kept = [sentence for sentence in sentences(text)
             if not (pattern.search(sentence) and not {w.lower() for w in _WORD.findall(sentence)} & content)]
     return "".join(kept).strip()
 

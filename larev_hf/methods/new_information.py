@@ -3,8 +3,10 @@ information"):
 
     NI(r) = log p_ΦNI(y | τ(r) ⊕ b̃) − log p_ΦNI(y | ∅ ⊕ b̃)
 
-b̃ is the baseline with the label's verbalization masked (the thesis's E2, table 4.2) and τ(r) the rationale with every
-word that names a label masked (:func:`~larev_hf.leakage.rationale_leakage.mask_label_words`). Pointwise, the thesis's
+b̃ is the baseline with the label's verbalization masked (the thesis's E2, table 4.2) and τ(r) what the rationale says
+beyond the input and the label: its runs copied from the input masked (the input is already in b̃), its sentences that
+name nothing of the input dropped, and every word that names a label masked
+(:mod:`~larev_hf.leakage.rationale_leakage`). Pointwise, the thesis's
 LAREV(r) = log p_ΦLA(y | r ⊕ b) − log p_Φbase(y | b) has no room: b states the label, so log p_Φbase(y | b) ≈ 0 and
 LAREV(r) ≤ 0 for every r, and a label stated in r is read as information. NI changes both terms:
 
@@ -16,7 +18,8 @@ LAREV(r) ≤ 0 for every r, and a label stated in r is read as information. NI c
   the target: outlier exposure, Hendrycks et al. 2019) — beside the thesis's E1-E3 in every IRM group (eq. 4.10).
 
 NI(r) > 0: r makes the evaluator more sure of the gold label than the input alone does (new, label-supporting
-information); 0: nothing new (a restatement, a label statement, no rationale); < 0: r points away from the label.
+information); 0: nothing new (a copy of the input, a generic sentence, a label statement, no rationale); < 0: r points
+away from the label.
 The thesis's LAREV stays ``--method larev``.
 """
 
@@ -60,6 +63,16 @@ class NewInformationSettings:
     mask_rationale_labels: bool = help_field(
         True, "mask the words of r that name a label before Φ_NI reads it (training and scoring)",
         flag="--no-mask-rationale-labels", stages=(PHI_NI,))
+    input_copies: str = help_field(
+        "mask", "the runs of at least --copy-run words that r copies from the input (or a whole input field): mask them "
+        "before Φ_NI reads r (training and scoring; the input is already in b̃, a copy adds nothing) or keep them",
+        choices=("mask", "keep"), stages=(PHI_NI,))
+    copy_run: int = help_field(4, "the shortest run of words copied from the input that --input-copies masks",
+                               stages=(PHI_NI,))
+    ungrounded_sentences: str = help_field(
+        "drop", "a sentence of r that names no content word of the input once its copies are masked (a generic "
+        "sentence, another instance's explanation): drop it before Φ_NI reads r (training and scoring) or keep it",
+        choices=("drop", "keep"), stages=(PHI_NI,))
     label_statements: str = help_field(
         "drop", "when scoring, a sentence of r that names a label and no content word of the input: drop it (a label "
         "statement adds nothing: it scores exactly as no rationale) or keep it with its label words masked",
@@ -70,26 +83,61 @@ class NewInformationSettings:
         if unknown or not self.uninformative_kinds:
             raise ValueError(f"--uninformative-kinds {','.join(self.uninformative_kinds)}: expected a non-empty comma "
                              f"list of {', '.join(UNINFORMATIVE_KINDS)}")
+        if self.copy_run < 1:
+            raise ValueError(f"--copy-run {self.copy_run}: expected a positive number of words")
         if not 1 <= self.uninformative_draws <= len(self.uninformative_kinds):
             raise ValueError(f"--uninformative-draws {self.uninformative_draws}: expected 1 to "
                              f"{len(self.uninformative_kinds)} (one environment per kind of --uninformative-kinds)")
 
 
 class NewInformationInputs:
-    """What Φ_NI reads for a record and a rationale: τ(r) and b̃ (see the module docstring)."""
+    """What Φ_NI reads for a record and a rationale: τ(r) and b̃ (see the module docstring).
 
-    def __init__(self, mask_token: str, mask_rationale_labels: bool = True, drop_label_statements: bool = False) -> None:
+    Args:
+        mask_token (`str`): the tokenizer's mask token, what τ and b̃ put in place of what they remove.
+        mask_rationale_labels (`bool`): mask the words of r that name a label.
+        drop_label_statements (`bool`): drop the sentences of r that name a label and nothing of the input (scoring).
+        copy_run (`int` or `None`): mask the runs of at least this many words copied from the input (`None`: keep).
+        drop_ungrounded (`bool`): drop the sentences that name no content word of the input, copies masked.
+    """
+
+    def __init__(self, mask_token: str, mask_rationale_labels: bool = True, drop_label_statements: bool = False,
+                 copy_run: int | None = None, drop_ungrounded: bool = False) -> None:
         self.mask_token = mask_token
         self.mask_rationale_labels = mask_rationale_labels
         self.drop_label_statements = drop_label_statements
+        self.copy_run = copy_run
+        self.drop_ungrounded = drop_ungrounded
+
+    @classmethod
+    def from_settings(cls, mask_token: str, settings: Mapping[str, Any], scoring: bool = True,
+                      missing: str = "keep") -> NewInformationInputs:
+        """τ and b̃ as ``settings`` (a :class:`NewInformationSettings` as a dict, or a bundle's recorded training
+        settings) declare them; ``missing`` stands for ``input_copies`` and ``ungrounded_sentences`` where a bundle
+        made before them does not record them. Training never drops label statements (Φ_NI learns them as
+        uninformative), scoring does with ``label_statements="drop"``."""
+        return cls(mask_token, bool(settings.get("mask_rationale_labels", True)),
+                   scoring and settings.get("label_statements", "drop") == "drop",
+                   int(settings.get("copy_run", 4)) if settings.get("input_copies", missing) == "mask" else None,
+                   settings.get("ungrounded_sentences", missing) == "drop")
 
     def rationale(self, text: str, record: Mapping[str, Any]) -> str:
-        """τ(r): ``text`` without its bare label statements (when scoring with ``label_statements="drop"``) and with its
-        other label words masked (or as it is, with ``mask_rationale_labels=False``)."""
-        from larev_hf.leakage.rationale_leakage import drop_label_statements, mask_label_words
+        """τ(r): ``text`` without its bare label statements (when scoring with ``label_statements="drop"``), its copies
+        of the input masked, without the sentences that name nothing of the input, and with its label words masked —
+        each step as the settings ask."""
+        from larev_hf.leakage.rationale_leakage import (
+            drop_label_statements,
+            drop_ungrounded_sentences,
+            mask_input_copies,
+            mask_label_words,
+        )
 
         if self.drop_label_statements:
             text = drop_label_statements(text, record)
+        if self.copy_run is not None:
+            text = mask_input_copies(text, record, self.mask_token, self.copy_run)
+        if self.drop_ungrounded:
+            text = drop_ungrounded_sentences(text, record, self.mask_token)
         return mask_label_words(text, record, self.mask_token) if self.mask_rationale_labels else text
 
     def baseline(self, record: Mapping[str, Any]) -> str:
@@ -123,9 +171,7 @@ class NewInformationBundleScorer:
         from larev_hf.leakage import mask_token_of
 
         self.model, self.tokenizer, self.config, self.batch_size = models["rationale"], tokenizer, config, batch_size
-        training = config.training or {}
-        self.inputs = NewInformationInputs(mask_token_of(tokenizer), bool(training.get("mask_rationale_labels", True)),
-                                           training.get("label_statements", "drop") == "drop")
+        self.inputs = NewInformationInputs.from_settings(mask_token_of(tokenizer), config.training or {})
 
     def score(self, *, records: Sequence[Mapping[str, Any]], rationales: Sequence[str], progress: bool = False) -> Any:
         """NI(r) of each rationale with its record's label y and baseline b."""
@@ -165,16 +211,20 @@ def _uninformative_environment(settings: NewInformationSettings, seed: int, inpu
     return AddedEnvironments(names, add, unsure=names,
                              recorded={"uninformative_kinds": list(settings.uninformative_kinds),
                                        "uninformative_draws": settings.uninformative_draws,
-                                       "mask_rationale_labels": settings.mask_rationale_labels})
+                                       "mask_rationale_labels": settings.mask_rationale_labels,
+                                       "input_copies": settings.input_copies, "copy_run": settings.copy_run,
+                                       "ungrounded_sentences": settings.ungrounded_sentences})
 
 
 def _inputs(context: RunContext, scoring: bool = True) -> NewInformationInputs:
-    """τ and b̃ of a run: training masks label words only; scoring also drops bare label statements (by default)."""
+    """τ and b̃ of a run: training masks copies and label words and drops ungrounded sentences; scoring also drops bare
+    label statements (by default)."""
+    from dataclasses import asdict
+
     from larev_hf.leakage import mask_token_of
 
-    settings = context.config.method_settings(NewInformationSettings)
-    return NewInformationInputs(mask_token_of(context.tokenizer()), settings.mask_rationale_labels,
-                                scoring and settings.label_statements == "drop")
+    settings = asdict(context.config.method_settings(NewInformationSettings))
+    return NewInformationInputs.from_settings(mask_token_of(context.tokenizer()), settings, scoring)
 
 
 def train_phi_ni(context: RunContext) -> None:
@@ -200,9 +250,10 @@ class NewInformation(ConditionalVMethod):
         "A score is how many nats more (positive) or less (negative) log-probability the evaluator gives the label "
         "with the rationale than with no rationale, reading the input with the label masked and the rationale without "
         "its statements of the label: positive means the rationale adds information for the label beyond the input, "
-        "0 means nothing new (no rationale, a bare label statement: exactly 0), negative means it points away from the "
-        "label; at most about log(number of labels) nats. Measured figures, and where it fails (generic sentences "
-        "and copies of the hypothesis on entailment rows): the larev-hf docs, human.md, 'New information (LAREV-NI)'.")
+        "0 means nothing new (no rationale, a bare label statement, a copy of the input: exactly 0), negative means it "
+        "points away from the label; at most about log(number of labels) nats. Sentences that name nothing of the "
+        "input are not read. Measured figures, and where it fails: the larev-hf docs, human.md, 'New information "
+        "(LAREV-NI)'.")
 
     def stages(self, config: RunSettings) -> list[Stage]:
         return [PHI_BASE, PHI, IG, ENVIRONMENTS_STAGE, *([PROBE] if needs_probe(config) else []),

@@ -15,8 +15,8 @@ from larev_hf.leakage.rationale_leakage import (
     label_stem,
     mask_input_copies,
     mask_label_words,
-    sentences,
     masked_baseline,
+    sentences,
     uninformative_rationales,
 )
 
@@ -45,6 +45,7 @@ def test_every_word_that_names_an_nli_label_is_masked(text: str, expected: str |
     ("This is neutral because the premise neither entails nor contradicts the hypothesis.", ""),
     ("A street is outdoors, so a man riding down it is outdoors. The answer is entailment.",
      "A street is outdoors, so a man riding down it is outdoors."),
+    ("a man on a street is outdoors The answer is entailment.", "a man on a street is outdoors"),
     # a sentence that names the label and the input is an explanation: kept (its label words are masked later)
     ("a bike is contradictory to walking ; so it is not .", "a bike is contradictory to walking ; so it is not ."),
     ("The man is outdoors because a street is outdoors.", "The man is outdoors because a street is outdoors."),
@@ -90,6 +91,9 @@ def test_sentences_join_back_to_the_text() -> None:
     text = "One. Two!  Three; four"
     assert sentences(text) == ["One.", " Two!", "  Three;", " four"]
     assert "".join(sentences(text)) == text
+    # a sentence added to a lower-cased explanation without an end mark before it is a sentence of its own
+    assert sentences("walking the dog The answer is X.") == ["walking the dog", " The answer is X."]
+    assert sentences("A man named John runs.") == ["A man named", " John runs."]
     assert content_stems("The girls are riding") == content_stems("a girl rides")  # stop words and inflections go
 
 

@@ -48,7 +48,10 @@ def test_no_rationale_scores_zero_and_the_stated_label_changes_nothing(ni_run: P
             ("The answer is contradiction .", "entailment"), ("The answer is neutral .", "entailment"),
             ("a street is outdoors , so he is outdoors .", "entailment"),
             ("a street is outdoors , so he is outdoors . This is entailment .", "entailment"),
-            ("a street is outdoors , so he is outdoors . This is neutral .", "entailment")]
+            ("a street is outdoors , so he is outdoors . This is neutral .", "entailment"),
+            ("The text supports the conclusion .", "entailment"),
+            ("The hypothesis says that a man is outdoors .", "entailment"),
+            ("a street is outdoors , so he is outdoors . Two dogs play in the snow .", "entailment")]
     inputs = [{"premise": PREMISE, "hypothesis": HYPOTHESIS}] * len(rows)
     scores = bundle.score([r for r, _ in rows], [y for _, y in rows], inputs).scores
     assert scores[0] == pytest.approx(0.0, abs=1e-6)  # τ(∅) ⊕ b̃ is the reference's own input
@@ -56,9 +59,28 @@ def test_no_rationale_scores_zero_and_the_stated_label_changes_nothing(ni_run: P
     assert np.allclose(scores[1:4], 0.0, atol=1e-6)
     # appended to an explanation it changes nothing
     assert scores[5] == pytest.approx(scores[4], abs=1e-6) == pytest.approx(scores[6], abs=1e-6)
+    # a sentence about nothing in the input, and a copy of the input, add nothing: exactly 0, and nothing appended
+    assert np.allclose(scores[7:9], 0.0, atol=1e-6)
+    assert scores[9] == pytest.approx(scores[4], abs=1e-6)
     # the same score through the saved bundle (the scorer reads its setting from the bundle's training record)
     saved = bundle.save_pretrained(tmp_path / "b")
     # the card says what this score's sign means, not the generic sentence of a score against Φ_base
-    assert "0 means nothing new (no rationale, a bare label statement: exactly 0)" in (saved / "README.md").read_text()
+    assert "0 means nothing new (no rationale, a bare label statement, a copy of the input: exactly 0)" in (saved / "README.md").read_text()
     loaded = EvaluatorBundle.from_pretrained(saved)
     assert np.allclose(loaded.score([r for r, _ in rows], [y for _, y in rows], inputs).scores, scores, atol=1e-5)
+
+
+def test_bundles_that_record_no_copy_or_grounding_setting_are_scored_without_them() -> None:
+    from larev_hf.methods.new_information import NewInformationInputs, NewInformationSettings
+
+    record = {"task": "nli", "premise": PREMISE, "hypothesis": HYPOTHESIS, "label": "entailment",
+              "choices": ["entailment", "neutral", "contradiction"]}
+    text = "The hypothesis says that a man is outdoors . It is clear ."
+    old = NewInformationInputs.from_settings("M", {"mask_rationale_labels": True})
+    assert old.rationale(text, record) == text  # as the bundle was trained and measured
+    new = NewInformationInputs.from_settings("M", {"input_copies": "mask", "ungrounded_sentences": "drop"})
+    assert new.rationale(text, record) == ""
+    assert NewInformationInputs.from_settings("M", {"input_copies": "mask", "ungrounded_sentences": "keep"}
+                                              ).rationale(text, record) == "The hypothesis says that M . It is clear ."
+    with pytest.raises(ValueError, match="--copy-run 0"):
+        NewInformationSettings(copy_run=0).validate(None)
