@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,12 +25,10 @@ import torch
 import transformers
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, TrainerCallback
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.data import add_baselines, load_examples, make_baseline_builder  # noqa: E402
-from larev_hf.io import write_json  # noqa: E402
-from larev_hf.modeling import build_model, build_tokenizer, get_input_format, score_labels, training_defaults  # noqa: E402
-from larev_hf.training import TrainSettings, tokenize_pairs  # noqa: E402
+from larev_hf.data import add_baselines, load_examples, make_baseline_builder
+from larev_hf.io import write_json
+from larev_hf.modeling import build_model, build_tokenizer, get_input_format, score_labels, training_defaults
+from larev_hf.training import TrainSettings, tokenize_pairs
 
 
 class StepClock(TrainerCallback):

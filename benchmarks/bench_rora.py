@@ -36,13 +36,11 @@ from typing import Any
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.data import LEAKY_TEMPLATE, load_examples  # noqa: E402
-from larev_hf.io import read_json, write_json  # noqa: E402
-from larev_hf.methods.rora import rora_threshold_type  # noqa: E402
-from larev_hf.pipeline import Run, RunConfig  # noqa: E402
-from larev_hf.rora import DetectorSettings, LeakageDetector  # noqa: E402
+from larev_hf.data import LEAKY_TEMPLATE, load_examples
+from larev_hf.io import read_json, write_json
+from larev_hf.methods.rora import rora_threshold_type
+from larev_hf.pipeline import Run, RunConfig
+from larev_hf.rora import DetectorSettings, LeakageDetector
 
 #: RoRA table 2 (StrategyQA, T5-base evaluators; LAS undefined = None).
 PAPER_TABLE_2 = {

@@ -39,24 +39,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
+from calibration_per_label_rule import evaluate_rule
+from rouge_score.tokenizers import DefaultTokenizer
+from scipy.stats import spearmanr
 
-import numpy as np  # noqa: E402
-from calibration_per_label_rule import evaluate_rule  # noqa: E402
-from rouge_score.tokenizers import DefaultTokenizer  # noqa: E402
-from scipy.stats import spearmanr  # noqa: E402
-
-from larev_hf.data import load_examples  # noqa: E402
-from larev_hf.explain.task_model import SEPARATOR, SelfRationalizer, self_rationalization_target  # noqa: E402
-from larev_hf.io import read_jsonl, write_json, write_jsonl  # noqa: E402
-from larev_hf.meta.judgments import instance_half  # noqa: E402
-from larev_hf.methods import get_method, method_names  # noqa: E402
-from larev_hf.methods.explanation_lm import ExplanationLanguageModel  # noqa: E402
-from larev_hf.methods.heuristics import content_tokens, input_text, share_of_content_words_in  # noqa: E402
-from larev_hf.modeling.input_formats import task_text  # noqa: E402
-from larev_hf.modeling.scoring import score_labels  # noqa: E402
-from larev_hf.training import TrainSettings  # noqa: E402
+from larev_hf.data import load_examples
+from larev_hf.explain.task_model import SEPARATOR, SelfRationalizer, self_rationalization_target
+from larev_hf.io import read_jsonl, write_json, write_jsonl
+from larev_hf.meta.judgments import instance_half
+from larev_hf.methods import get_method, method_names
+from larev_hf.methods.explanation_lm import ExplanationLanguageModel
+from larev_hf.methods.heuristics import content_tokens, input_text, share_of_content_words_in
+from larev_hf.modeling.input_formats import task_text
+from larev_hf.modeling.scoring import score_labels
+from larev_hf.training import TrainSettings
 
 SPLITS = ("train", "validation", "test")
 #: the n-gram length of a copy in ``copied_coverage``

@@ -17,19 +17,16 @@ and test splits (a named build with ``--robustness-report-split test``):
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.io import read_jsonl, write_json  # noqa: E402
-from larev_hf.meta.human_stats import point_statistics, select_one  # noqa: E402
-from larev_hf.meta.judgments import instance_half  # noqa: E402
-from larev_hf.meta.report import LEAK_FAMILY  # noqa: E402
-from larev_hf.meta.robust_calibration import AttackScores, robust_calibration  # noqa: E402
-from larev_hf.meta.stats import mean_separation  # noqa: E402
+from larev_hf.io import read_jsonl, write_json
+from larev_hf.meta.human_stats import point_statistics, select_one
+from larev_hf.meta.judgments import instance_half
+from larev_hf.meta.report import LEAK_FAMILY
+from larev_hf.meta.robust_calibration import AttackScores, robust_calibration
+from larev_hf.meta.stats import mean_separation
 
 FEATURES = ("larev", "explanation_lm", "copied_span", "grounding", "copy_excess")
 

@@ -24,25 +24,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import torch
+from bench_scoring import forward_limit_loop, length_sorted_batches
 from scipy.stats import spearmanr
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_scoring import forward_limit_loop, length_sorted_batches  # noqa: E402
-
-from larev_hf.data import add_baselines, add_variants, load_examples, make_baseline_builder  # noqa: E402
-from larev_hf.io import write_json  # noqa: E402
-from larev_hf.leakage import IGSettings  # noqa: E402
-from larev_hf.leakage.attribution import integrated_gradients_word_scores  # noqa: E402
-from larev_hf.modeling import (  # noqa: E402
+from larev_hf.data import add_baselines, add_variants, load_examples, make_baseline_builder
+from larev_hf.io import write_json
+from larev_hf.leakage import IGSettings
+from larev_hf.leakage.attribution import integrated_gradients_word_scores
+from larev_hf.modeling import (
     build_model,
     build_tokenizer,
     get_input_format,
@@ -50,8 +45,8 @@ from larev_hf.modeling import (  # noqa: E402
     score_labels,
     training_defaults,
 )
-from larev_hf.modeling.backbones import freeze_word_embeddings  # noqa: E402
-from larev_hf.modeling.scoring import decoder_inputs  # noqa: E402
+from larev_hf.modeling.backbones import freeze_word_embeddings
+from larev_hf.modeling.scoring import decoder_inputs
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "esnli"
 

@@ -28,15 +28,12 @@ import dataclasses
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from build_time import stage_seconds
+from calibration_per_label_rule import evaluate_rule
 
-from build_time import stage_seconds  # noqa: E402
-from calibration_per_label_rule import evaluate_rule  # noqa: E402
-
-from larev_hf.evaluators import build_recipe  # noqa: E402
-from larev_hf.hub.named import RECIPES  # noqa: E402
-from larev_hf.io import read_json, write_json  # noqa: E402
+from larev_hf.evaluators import build_recipe
+from larev_hf.hub.named import RECIPES
+from larev_hf.io import read_json, write_json
 
 #: the stages a user's build does not run: the test split's VARSuite, scored here for the per-label figures only
 REPORT_ONLY = "human/attacks/test/"

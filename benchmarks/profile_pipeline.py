@@ -28,10 +28,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.cli import build_parser  # noqa: E402
-from larev_hf.io import read_json, write_json  # noqa: E402
+from larev_hf.cli import build_parser
+from larev_hf.io import read_json, write_json
 
 #: Stage → the function on the stack of every sample that belongs to it.
 STAGES = {

@@ -21,18 +21,15 @@ questions), with a 95% bootstrap interval over test questions, beside always ans
 from __future__ import annotations
 
 import argparse
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.data.loaders import load_strategyqa  # noqa: E402
-from larev_hf.io import write_json  # noqa: E402
-from larev_hf.scores.stats import bootstrap_ci  # noqa: E402
-from larev_hf.varif.specificity import SentenceEmbedder  # noqa: E402
+from larev_hf.data.loaders import load_strategyqa
+from larev_hf.io import write_json
+from larev_hf.scores.stats import bootstrap_ci
+from larev_hf.varif.specificity import SentenceEmbedder
 
 
 def load_split(data_dir: Path, split: str) -> tuple[list[str], list[str], np.ndarray]:
