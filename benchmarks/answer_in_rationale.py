@@ -17,7 +17,7 @@ import json
 import statistics
 from pathlib import Path
 
-from larev_hf.data.variants import VARIANTS
+from larev_hf.data import VARIANTS
 from larev_hf.io import read_jsonl, write_json
 
 

@@ -85,8 +85,8 @@ def throughput(model, batch_size: int, clock: StepClock, n_test: int, score: Cal
 def measure_choice_classifier(records: list[dict], test: list[dict], args: argparse.Namespace) -> dict:
     """The same figures for MiniLM-L6 with a multiple-choice head over e-SNLI's three labels."""
     from larev_hf.modeling.choice_classifier import build_choice_classifier, choice_log_probs, choice_rows
+    from larev_hf.training import IRMProbeConfig
     from larev_hf.training.choice_classifier import ChoiceTrainer
-    from larev_hf.training.irm_config import IRMProbeConfig
 
     fmt = get_input_format("larev")
     model, tokenizer = build_choice_classifier(seed=0)

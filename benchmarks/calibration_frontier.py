@@ -26,12 +26,17 @@ from pathlib import Path
 import numpy as np
 
 from larev_hf.io import read_json, read_jsonl, write_json
-from larev_hf.meta.human_stats import point_statistics
-from larev_hf.meta.judgments import instance_half
-from larev_hf.meta.robust_calibration import AttackScores, _caps, robust_calibration, robustness_shortfalls
-from larev_hf.meta.settings import REFERENCE
-from larev_hf.methods.heuristics import content_tokens, input_text, longest_copied_run
-from larev_hf.scores.calibration import fit_calibration
+from larev_hf.meta import (
+    REFERENCE,
+    AttackScores,
+    instance_half,
+    point_statistics,
+    robust_calibration,
+    robustness_shortfalls,
+)
+from larev_hf.meta.robust_calibration import _caps
+from larev_hf.methods import content_tokens, input_text, longest_copied_run
+from larev_hf.scores import fit_calibration
 
 
 def novelty(record: dict) -> float:
@@ -135,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     extra = {"novelty": novelty, "copied_span": copied_span, "coverage": coverage}
     judge = None
     if args.nli_model:
-        from larev_hf.explain.nli import NLIJudge
+        from larev_hf.explain import NLIJudge
 
         judge = NLIJudge.from_pretrained(args.nli_model)
     out["extra_features"] = {}

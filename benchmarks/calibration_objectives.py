@@ -31,8 +31,8 @@ from calibration_feature_sets import select_half
 from sklearn.linear_model import LogisticRegression, Ridge
 
 from larev_hf.io import read_jsonl, write_json
-from larev_hf.meta.human_stats import judged_pairs, point_statistics, select_one
-from larev_hf.scores.calibration import feature_matrix
+from larev_hf.meta import judged_pairs, point_statistics, select_one
+from larev_hf.scores import feature_matrix
 
 
 def centred_within(values: np.ndarray, instances: np.ndarray) -> np.ndarray:

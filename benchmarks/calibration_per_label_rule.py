@@ -22,11 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from larev_hf.io import read_jsonl, write_json
-from larev_hf.meta.human_stats import point_statistics, select_one
-from larev_hf.meta.judgments import instance_half
-from larev_hf.meta.report import LEAK_FAMILY
-from larev_hf.meta.robust_calibration import AttackScores, robust_calibration
-from larev_hf.meta.stats import mean_separation
+from larev_hf.meta import (
+    AttackScores,
+    instance_half,
+    mean_separation,
+    point_statistics,
+    robust_calibration,
+    select_one,
+)
 
 FEATURES = ("larev", "explanation_lm", "copied_span", "grounding", "copy_excess")
 
@@ -89,7 +92,7 @@ def evaluate_rule(human_dir: Path, per_label: bool, paired: bool, features: tupl
     calibrated = calibration(test.columns)
     aucs, method = test.family_statistics(calibrated, statistic), test.family_statistics(test.columns["larev"], statistic)
     wins = test.family_statistics(calibrated, "paired")
-    leak = test.paired_with_gold(calibrated, LEAK_FAMILY)
+    leak = test.paired_with_gold(calibrated, "gold_leaky")  # the leak family
     chosen = next(row for row in table if row["chosen"])
     # the trust target itself on the validation split: each candidate's lowest statistic over the families (and,
     # per label, the family-label cells), gold_leaky left out, against 0.85

@@ -20,15 +20,15 @@ import sys
 import time
 from pathlib import Path
 
-from larev_hf.data.variants import VARIANTS
+from larev_hf.data import VARIANTS
 from larev_hf.io import read_json, read_jsonl, write_json
 from larev_hf.leakage import ENVIRONMENTS, RATIONALE_ENVIRONMENTS
+from larev_hf.modeling import get_input_format
 from larev_hf.modeling.choice_classifier import build_choice_classifier, choice_rows, gold_log_probs
-from larev_hf.modeling.input_formats import get_input_format
 from larev_hf.scores import summarize_variants
+from larev_hf.training import TrainSettings
 from larev_hf.training.choice_classifier import train_choice_classifier
 from larev_hf.training.leakage_aware import environment_rows
-from larev_hf.training.settings import TrainSettings
 
 
 def records(run_dir: Path, split: str) -> list[dict]:

@@ -14,9 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from larev_hf.io import read_json, read_jsonl, write_json
-from larev_hf.meta.human_stats import agreement_table, difference, select_one, select_one_replicates
-from larev_hf.meta.judgments import instance_half
-from larev_hf.scores.calibration import Calibration
+from larev_hf.meta import agreement_table, difference, instance_half, select_one, select_one_replicates
+from larev_hf.scores import Calibration
 
 
 def calibrated(human_dir: Path) -> np.ndarray:

@@ -37,7 +37,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     frame_args = build_parser().parse_args([FORWARDS_TO, *rest])
-    from larev_hf.frame.run import frame_main
+    from larev_hf.frame import frame_main
 
     start = time.perf_counter()
     frame_main(frame_args, progress=True)

@@ -31,9 +31,7 @@ import numpy as np
 import torch
 
 from larev_hf.io import read_jsonl, write_json
-from larev_hf.meta.human import human_evaluate
-from larev_hf.meta.human_stats import STATISTICS, agreement_table, difference
-from larev_hf.meta.judgments import instance_half
+from larev_hf.meta import STATISTICS, agreement_table, difference, human_evaluate, instance_half
 
 HALVES = ("all", "select", "held")
 

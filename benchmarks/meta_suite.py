@@ -32,8 +32,7 @@ import torch
 from larev_hf.cli import build_parser
 from larev_hf.cli.commands.run import config_from_args
 from larev_hf.io import read_jsonl, write_json
-from larev_hf.meta import DEFAULT_FAMILIES, auc_difference_ci
-from larev_hf.meta.evaluation import MetaEvaluation, MetaSettings
+from larev_hf.meta import DEFAULT_FAMILIES, MetaEvaluation, MetaSettings, auc_difference_ci
 from larev_hf.pipeline import Run
 
 #: The families LAREV's stated purpose predicts it separates from gold (thesis ch. 4: leakage and vacuity).

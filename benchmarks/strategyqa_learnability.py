@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from larev_hf.data.loaders import load_strategyqa
+from larev_hf.data import load_strategyqa
 from larev_hf.io import write_json
-from larev_hf.scores.stats import bootstrap_ci
-from larev_hf.varif.specificity import SentenceEmbedder
+from larev_hf.scores import bootstrap_ci
+from larev_hf.varif import SentenceEmbedder
 
 
 def load_split(data_dir: Path, split: str) -> tuple[list[str], list[str], np.ndarray]:
@@ -56,8 +56,8 @@ def fine_tuned_classifier(train_texts: list[str], train_labels: np.ndarray, test
     import time
 
     from larev_hf.modeling.choice_classifier import build_choice_classifier, choice_rows, gold_log_probs
+    from larev_hf.training import TrainSettings
     from larev_hf.training.choice_classifier import train_choice_classifier
-    from larev_hf.training.settings import TrainSettings
 
     choices = [["no", "yes"]] * len(train_texts)
     answer = ["yes" if label else "no" for label in train_labels]
