@@ -9,6 +9,9 @@ steps) on e-SNLI training inputs r ⊕ b → label, then ``score_labels`` on ``-
 multiple-choice head, batch 16, one (input, choice) pair per label): the same steps through its trainer, and
 ``choice_log_probs`` (all three labels of an input in one pass, which log p(y | ·) needs). The thread count and load
 average are recorded; nothing is trained to convergence.
+
+Internals: ``larev_hf.modeling.choice_classifier`` and ``larev_hf.training.choice_classifier``: it times the encoder-
+classifier family's own forward and training steps, which a run reaches only through ``--backbone``.
 """
 
 from __future__ import annotations

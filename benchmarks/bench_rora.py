@@ -20,6 +20,9 @@
         --output-dir runs/strategyqa-rora-minilm --results benchmarks/results/rora_minilm_strategyqa.json
 
 A rerun resumes the run directory. Torch threads are fixed (``--threads``) and recorded with the load average.
+
+Internals: ``larev_hf.methods.rora``'s ``rora_threshold_type``: the script's ``--threshold`` flag parses its value as
+RoRA's own setting does.
 """
 
 from __future__ import annotations

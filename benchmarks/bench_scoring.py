@@ -11,6 +11,9 @@ the forward-pass limit (the model's forward alone on pre-padded, length-sorted b
 With a random-init preset, ``generate`` is capped at the longest label's token count, which is
 what a trained evaluator emits; pass ``--model <dir saved with save_pretrained>`` to time a
 trained evaluator instead.
+
+Internals: ``larev_hf.modeling.scoring``'s ``decoder_inputs`` and ``pad_rows``: it times the scoring routine's own
+steps against a plain loop.
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ split; this reads the held half and the test split):
 
     python benchmarks/calibration_frontier.py --human-dir runs/g/esnli-full/human/robust-larev-grounding \\
         --nli-model runs/nli-minilm-esnli --json benchmarks/results/calibration_frontier_t5tiny.json
+
+Internals: ``larev_hf.meta.robust_calibration``'s ``_caps``: it re-fits the robust calibration's candidates, which
+needs the same feature caps the library's fit chose.
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@ throughput and the run's own seq2seq figures to one JSON file.
 
     OMP_NUM_THREADS=1 python benchmarks/choice_classifier.py runs/pretrained/cose-minilm2minilm \\
         --json benchmarks/results/choice_classifier_cose.json
+
+Internals: ``larev_hf.modeling.choice_classifier``, ``larev_hf.training.choice_classifier`` and
+``larev_hf.training.leakage_aware``'s ``environment_rows``: it trains the encoder-classifier evaluators step by step,
+outside a run, to compare them with the seq2seq ones on the same environments.
 """
 
 from __future__ import annotations

@@ -17,6 +17,10 @@ of the sum (the floor is a lower bound). Nothing here trains a useful model; the
 
     python benchmarks/compute_floor.py --backbone minilm2minilm --threads 2 \
         --output benchmarks/results/compute_floor_minilm.json
+
+Internals: ``larev_hf.leakage.attribution``'s ``integrated_gradients_word_scores``, ``larev_hf.modeling.backbones``'
+``freeze_word_embeddings`` and ``larev_hf.modeling.scoring``'s ``decoder_inputs``: it measures the least compute each
+stage's own step needs.
 """
 
 from __future__ import annotations

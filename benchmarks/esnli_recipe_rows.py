@@ -19,6 +19,9 @@ Run it alone on the machine for the seconds (an interrupted build resumes):
 
 ``--seed S`` builds the same recipe with another evaluator seed (``rows-<N>-seed-<S>``): how much a build's figures
 move with the seed alone.
+
+Internals: ``larev_hf.evaluators``' ``build_recipe`` and ``larev_hf.hub.named``'s ``RECIPES``: it rebuilds the named
+``esnli`` recipe with one setting changed at a time.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ questions), with a 95% bootstrap interval over test questions, beside always ans
 
     python benchmarks/strategyqa_learnability.py --data-dir ../shared/data/strategyqa \\
         --json benchmarks/results/strategyqa_learnability.json
+
+Internals: ``larev_hf.modeling.choice_classifier`` and ``larev_hf.training.choice_classifier``: it trains the encoder
+classifier on StrategyQA outside a run to measure what the task lets a model learn.
 """
 
 from __future__ import annotations

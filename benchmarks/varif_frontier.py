@@ -9,6 +9,9 @@ then prints the method table and saves the report, the judge's test accuracy and
 
 Every flag but ``--results``, ``--threads`` and ``--nli-train-epochs`` goes to ``larev-hf varif``'s parser (so a
 typo fails at once); ``--nli-model`` is trained first when the directory does not exist yet.
+
+Internals: ``larev_hf.cli.commands.varif``'s ``VarifCommand`` and ``larev_hf.explain.nli``'s ``nli_train_main``: it
+drives the ``larev-hf varif`` and ``nli-train`` commands in one process, with the flags a user passes.
 """
 
 from __future__ import annotations
