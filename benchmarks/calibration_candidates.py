@@ -57,11 +57,11 @@ from larev_hf.meta import (
     paired_win_rate,
     percentile_interval,
     point_statistics,
-    robust_calibration,
     robustness_shortfalls,
     select_one,
     select_one_replicates,
 )
+from larev_hf.meta.robust_calibration import robust_calibration
 from larev_hf.methods import ExplanationLanguageModel, get_method, input_text
 from larev_hf.pipeline import Run
 from larev_hf.scores import Calibration

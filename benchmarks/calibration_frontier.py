@@ -34,10 +34,9 @@ from larev_hf.meta import (
     AttackScores,
     instance_half,
     point_statistics,
-    robust_calibration,
     robustness_shortfalls,
 )
-from larev_hf.meta.robust_calibration import _caps
+from larev_hf.meta.robust_calibration import _caps, robust_calibration
 from larev_hf.methods import content_tokens, input_text, longest_copied_run
 from larev_hf.scores import fit_calibration
 

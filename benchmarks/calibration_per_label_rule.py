@@ -27,9 +27,9 @@ from larev_hf.meta import (
     instance_half,
     mean_separation,
     point_statistics,
-    robust_calibration,
     select_one,
 )
+from larev_hf.meta.robust_calibration import robust_calibration
 
 FEATURES = ("larev", "explanation_lm", "copied_span", "grounding", "copy_excess")
 

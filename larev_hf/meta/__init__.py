@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         negation_edits,
     )
     from larev_hf.meta.report import meta_summary, render_meta_markdown, write_meta_report
-    from larev_hf.meta.robust_calibration import AttackScores, robust_calibration, robustness_shortfalls
+    from larev_hf.meta.robust_calibration import AttackScores, robustness_shortfalls
     from larev_hf.meta.settings import (
         DEFAULT_FAMILIES,
         FAMILY_LETTERS,
@@ -89,7 +89,9 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "human_stats": ("STATISTICS", "acceptability_auc", "agreement_table", "difference", "instance_bootstrap_indices",
                     "judged_pairs", "kendall", "pairwise_agreement", "percentile_interval", "point_statistics",
                     "select_one", "select_one_replicates", "spearman"),
-    "robust_calibration": ("AttackScores", "robust_calibration", "robustness_shortfalls"),
+    # the fit itself stays larev_hf.meta.robust_calibration.robust_calibration: a package attribute of the same name
+    # as its submodule would be the module once that submodule is imported
+    "robust_calibration": ("AttackScores", "robustness_shortfalls"),
     "judgments": ("instance_half", "load_judgments"),
     "human": ("HumanEvaluation", "human_evaluate"),
     "human_report": ("render_human_markdown",),
