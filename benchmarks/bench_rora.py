@@ -21,7 +21,7 @@
 
 A rerun resumes the run directory. Torch threads are fixed (``--threads``) and recorded with the load average.
 
-Internals: ``larev_hf.methods.rora``'s ``rora_threshold_type``: the script's ``--threshold`` flag parses its value as
+Internals: ``larev_hf.rora.settings``'s ``rora_threshold_type``: the script's ``--threshold`` flag parses its value as
 RoRA's own setting does.
 """
 
@@ -41,9 +41,9 @@ import torch
 
 from larev_hf.data import LEAKY_TEMPLATE, load_examples
 from larev_hf.io import read_json, write_json
-from larev_hf.methods.rora import rora_threshold_type
 from larev_hf.pipeline import Run, RunConfig
 from larev_hf.rora import DetectorSettings, LeakageDetector
+from larev_hf.rora.settings import rora_threshold_type
 
 #: RoRA table 2 (StrategyQA, T5-base evaluators; LAS undefined = None).
 PAPER_TABLE_2 = {
