@@ -21,7 +21,7 @@
 
 A rerun resumes the run directory. Torch threads are fixed (``--threads``) and recorded with the load average.
 
-Internals: ``larev_hf.rora.settings``'s ``rora_threshold_type``: the script's ``--threshold`` flag parses its value as
+Internals: ``larev_hf.rora.settings``'s ``rora_threshold_type``: the script's ``--rora-threshold`` flag parses its value as
 RoRA's own setting does.
 """
 
