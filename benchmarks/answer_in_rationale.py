@@ -15,13 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.data.variants import VARIANTS  # noqa: E402
-from larev_hf.io import read_jsonl, write_json  # noqa: E402
+from larev_hf.data import VARIANTS
+from larev_hf.io import read_jsonl, write_json
 
 
 def group_means(rows: list[dict], method: str) -> dict[str, float]:

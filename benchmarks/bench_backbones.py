@@ -9,6 +9,9 @@ steps) on e-SNLI training inputs r ⊕ b → label, then ``score_labels`` on ``-
 multiple-choice head, batch 16, one (input, choice) pair per label): the same steps through its trainer, and
 ``choice_log_probs`` (all three labels of an input in one pass, which log p(y | ·) needs). The thread count and load
 average are recorded; nothing is trained to convergence.
+
+Internals: ``larev_hf.modeling.choice_classifier`` and ``larev_hf.training.choice_classifier``: it times the encoder-
+classifier family's own forward and training steps, which a run reaches only through ``--backbone``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,12 +28,10 @@ import torch
 import transformers
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, TrainerCallback
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.data import add_baselines, load_examples, make_baseline_builder  # noqa: E402
-from larev_hf.io import write_json  # noqa: E402
-from larev_hf.modeling import build_model, build_tokenizer, get_input_format, score_labels, training_defaults  # noqa: E402
-from larev_hf.training import TrainSettings, tokenize_pairs  # noqa: E402
+from larev_hf.data import add_baselines, load_examples, make_baseline_builder
+from larev_hf.io import write_json
+from larev_hf.modeling import build_model, build_tokenizer, get_input_format, score_labels, training_defaults
+from larev_hf.training import TrainSettings, tokenize_pairs
 
 
 class StepClock(TrainerCallback):
@@ -88,8 +88,8 @@ def throughput(model, batch_size: int, clock: StepClock, n_test: int, score: Cal
 def measure_choice_classifier(records: list[dict], test: list[dict], args: argparse.Namespace) -> dict:
     """The same figures for MiniLM-L6 with a multiple-choice head over e-SNLI's three labels."""
     from larev_hf.modeling.choice_classifier import build_choice_classifier, choice_log_probs, choice_rows
+    from larev_hf.training import IRMProbeConfig
     from larev_hf.training.choice_classifier import ChoiceTrainer
-    from larev_hf.training.irm_config import IRMProbeConfig
 
     fmt = get_input_format("larev")
     model, tokenizer = build_choice_classifier(seed=0)

@@ -24,7 +24,6 @@ import os
 import platform
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,16 +34,17 @@ import transformers
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
 from transformers.trainer_callback import PrinterCallback
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.data import add_baselines, load_examples, make_baseline_builder  # noqa: E402
-from larev_hf.io import write_json  # noqa: E402
-from larev_hf.leakage import IGSettings, integrated_gradients_terms, make_environments  # noqa: E402
-from larev_hf.leakage.environments import mask_token_of, verbalization_term  # noqa: E402
-from larev_hf.leakage.rewriters import label_verbalization  # noqa: E402
-from larev_hf.modeling import build_model, build_tokenizer, get_input_format, load_evaluator  # noqa: E402
-from larev_hf.modeling.backbones import PRESETS  # noqa: E402
-from larev_hf.training import (  # noqa: E402
+from larev_hf.data import add_baselines, label_verbalization, load_examples, make_baseline_builder
+from larev_hf.io import write_json
+from larev_hf.leakage import (
+    IGSettings,
+    integrated_gradients_terms,
+    make_environments,
+    mask_token_of,
+    verbalization_term,
+)
+from larev_hf.modeling import PRESETS, build_model, build_tokenizer, get_input_format, load_evaluator
+from larev_hf.training import (
     EnvironmentGroupBatchSampler,
     IRMProbeConfig,
     IRMProbeTrainer,
@@ -53,7 +53,7 @@ from larev_hf.training import (  # noqa: E402
     label_nll,
     tokenize_pairs,
 )
-from larev_hf.training.leakage_aware import environment_dataset, freeze_encoder  # noqa: E402
+from larev_hf.training.leakage_aware import environment_dataset, freeze_encoder
 
 #: Arguments shared by every timed trainer: no saving, reporting, progress bar or pinned memory.
 QUIET = {"report_to": "none", "save_strategy": "no", "disable_tqdm": True, "dataloader_pin_memory": False,
@@ -84,7 +84,7 @@ def ig_throughput(model, tokenizer, records: list[dict[str, Any]], n_steps: int,
     start = time.perf_counter()
     terms = integrated_gradients_terms(model, tokenizer, texts, labels, settings)
     seconds = time.perf_counter() - start
-    hits = sum(set(term.text.lower().split()) <= set(label_verbalization(r, r["label"]).lower().split())
+    hits = sum(set(term.text.lower().split()) <= set(label_verbalization(r).lower().split())
                for term, r in zip(terms, records, strict=True))
     result = {
         "n_baselines": len(texts), "n_steps": n_steps, "batch_size": settings.batch_size, "seconds": seconds,

@@ -17,16 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.io import write_json  # noqa: E402
-from larev_hf.pipeline import Run, RunConfig  # noqa: E402
+from larev_hf.io import write_json
+from larev_hf.pipeline import Run, RunConfig
 
 SEPARATIONS = ("gold_minus_leaky", "gold_minus_gold_leaky", "gold_minus_vacuous", "sum")
 

@@ -15,14 +15,11 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.cli import build_parser  # noqa: E402
-from larev_hf.io import read_json, write_json  # noqa: E402
+from larev_hf.cli import build_parser
+from larev_hf.io import read_json, write_json
 
 
 def main() -> None:

@@ -20,6 +20,9 @@
         --output-dir runs/strategyqa-rora-minilm --results benchmarks/results/rora_minilm_strategyqa.json
 
 A rerun resumes the run directory. Torch threads are fixed (``--threads``) and recorded with the load average.
+
+Internals: ``larev_hf.rora.settings``'s ``rora_threshold_type``: the script's ``--rora-threshold`` flag parses its value as
+RoRA's own setting does.
 """
 
 from __future__ import annotations
@@ -36,13 +39,11 @@ from typing import Any
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.data import LEAKY_TEMPLATE, load_examples  # noqa: E402
-from larev_hf.io import read_json, write_json  # noqa: E402
-from larev_hf.methods.rora import rora_threshold_type  # noqa: E402
-from larev_hf.pipeline import Run, RunConfig  # noqa: E402
-from larev_hf.rora import DetectorSettings, LeakageDetector  # noqa: E402
+from larev_hf.data import LEAKY_TEMPLATE, load_examples
+from larev_hf.io import read_json, write_json
+from larev_hf.pipeline import Run, RunConfig
+from larev_hf.rora import DetectorSettings, LeakageDetector
+from larev_hf.rora.settings import rora_threshold_type
 
 #: RoRA table 2 (StrategyQA, T5-base evaluators; LAS undefined = None).
 PAPER_TABLE_2 = {

@@ -11,6 +11,9 @@ the forward-pass limit (the model's forward alone on pre-padded, length-sorted b
 With a random-init preset, ``generate`` is capped at the longest label's token count, which is
 what a trained evaluator emits; pass ``--model <dir saved with save_pretrained>`` to time a
 trained evaluator instead.
+
+Internals: ``larev_hf.modeling.scoring``'s ``decoder_inputs`` and ``pad_rows``: it times the scoring routine's own
+steps against a plain loop.
 """
 
 from __future__ import annotations
@@ -19,19 +22,16 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.data import add_baselines, add_variants, load_examples, make_baseline_builder  # noqa: E402
-from larev_hf.io import write_json  # noqa: E402
-from larev_hf.modeling import build_model, build_tokenizer, get_input_format, load_evaluator, score_labels  # noqa: E402
-from larev_hf.modeling.scoring import decoder_inputs, pad_rows  # noqa: E402
+from larev_hf.data import add_baselines, add_variants, load_examples, make_baseline_builder
+from larev_hf.io import write_json
+from larev_hf.modeling import build_model, build_tokenizer, get_input_format, load_evaluator, score_labels
+from larev_hf.modeling.scoring import decoder_inputs, pad_rows
 
 
 def rev_reference_loop(model, tokenizer, inputs, labels, max_new_tokens):

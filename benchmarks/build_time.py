@@ -19,9 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.io import write_json  # noqa: E402
+from larev_hf.io import write_json
 
 STEPS = {"run": "training the evaluators (larev-hf run)", "human": "the robust calibration (larev-hf human --calibrate)"}
 

@@ -19,7 +19,10 @@ Candidates: (a) ``explanation_lm_full``, the explanation LM fitted on every trai
 instead of the run's 500; (b) one robust fit per gold label; (c) grounding features (``grounding``, and with
 ``--neural-features`` MiniLM's ``embed_contrast``); (d) with ``--neural-features`` a supervised acceptability
 cross-encoder fitted on the select half (``acceptability_ce``; ``acceptability_ce_attacks`` also saw the training
-split's attack rows); (e) ``copy_excess``, a penalty on copying more of the input than acceptable explanations do.
+split's attack rows); (e) ``copy_excess``, a penalty on copying more of the input than acceptable explanations do:
+the library's ``CopyExcess`` (``get_method("copy_excess")``); the script measures the 0.95 quantile of the copied span
+among the select half's acceptable explanations, where that penalty should start, and says so if the library's
+threshold differs from it.
 The neural features come from ``benchmarks/calibration_neural_features.py`` run on the rows this script writes with
 ``--export-rows``.
 
@@ -43,23 +46,25 @@ from typing import Any
 import numpy as np
 
 from larev_hf.io import read_json, read_jsonl, write_json
-from larev_hf.meta.human_stats import (
+from larev_hf.meta import (
+    REFERENCE,
+    AttackScores,
     agreement_table,
+    auc,
     difference,
+    instance_half,
+    load_judgments,
+    paired_win_rate,
     percentile_interval,
     point_statistics,
+    robustness_shortfalls,
     select_one,
     select_one_replicates,
 )
-from larev_hf.meta.judgments import instance_half, load_judgments
-from larev_hf.meta.robust_calibration import AttackScores, robust_calibration, robustness_shortfalls
-from larev_hf.meta.settings import REFERENCE
-from larev_hf.meta.stats import auc, paired_win_rate
-from larev_hf.methods import get_method
-from larev_hf.methods.explanation_lm import ExplanationLanguageModel
-from larev_hf.methods.heuristics import input_text
+from larev_hf.meta.robust_calibration import robust_calibration
+from larev_hf.methods import ExplanationLanguageModel, get_method, input_text
 from larev_hf.pipeline import Run
-from larev_hf.scores.calibration import Calibration
+from larev_hf.scores import Calibration
 
 HERE = Path(__file__).resolve().parent
 METHOD = "larev"
@@ -71,7 +76,8 @@ NOT_TARGETED = ("gold_leaky",)
 #: The people targets on the held half.
 TARGET_PEOPLE = {"spearman": 0.40, "pairwise": 0.68, "select_1": 0.56}
 SPLITS = ("train", "validation", "test")
-#: (e): the quantile of the copied span among the select half's acceptable explanations past which copying is penalised.
+#: (e): the quantile of the copied span among the select half's acceptable explanations past which copying should be
+#: penalised (the library's ``copy_excess`` starts there; the script checks the two agree).
 COPY_QUANTILE = 0.95
 
 
@@ -307,15 +313,15 @@ def text_features(rows: Sequence[Mapping[str, Any]], full_lm: ExplanationLanguag
     records = [{**r, "task": "nli"} for r in rows]
     out = {"explanation_lm_full": np.array([full_lm.mean_log_probability(t, input_text(r), copy)
                                             for r, t in zip(records, texts, strict=True)])}
-    for name in ("grounding", "copied_span"):
+    for name in ("grounding", "copied_span", "copy_excess"):  # (e): the library's copy penalty
         out[name] = get_method(name).pointwise(None, records, {"r": texts}, {})["r"]
     return out
 
 
-def copy_excess(copied_span: np.ndarray, threshold: float) -> np.ndarray:
-    """(e) −max(0, copied span − ``threshold``): 0 for an explanation that quotes no more of x than acceptable ones do,
-    negative for a restatement of the input (higher = better, so a cap at acceptable explanations' values is inert)."""
-    return -np.maximum(0.0, np.asarray(copied_span, dtype=float) - threshold)
+def penalty_starts_at(copied_span: np.ndarray, excess: np.ndarray, threshold: float) -> bool:
+    """Whether the library's ``copy_excess`` is 0 up to the measured ``threshold`` of the copied span and falls one for
+    one past it, on these rows (a check on the library's threshold, not a second copy of the feature)."""
+    return bool(np.allclose(excess, np.minimum(0.0, threshold - np.asarray(copied_span, dtype=float))))
 
 
 def read_neural(path: str | None) -> dict[str, dict[str, float]]:
@@ -328,8 +334,7 @@ def read_neural(path: str | None) -> dict[str, dict[str, float]]:
 
 def constructed_scores(run_dir: str, rows: list[dict[str, Any]], lm_state: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """LAREV (the run's evaluators) and the run's explanation LM on the constructed explanations."""
-    from larev_hf.data import baseline_builder_from_spec
-    from larev_hf.data.schema import make_example
+    from larev_hf.data import baseline_builder_from_spec, make_example
 
     run = Run.load(run_dir, False)
     records = [make_example(id=r["instance_id"], task="nli", label=r["label"],
@@ -437,9 +442,10 @@ def main(argv: list[str] | None = None) -> int:
             data.scores.columns[name] = values
     # (e) the copy penalty: past where nearly every acceptable explanation's longest copied span ends
     threshold = float(np.quantile(judged["copied_span"][select & (human >= 0.5)], COPY_QUANTILE))
-    judged["copy_excess"] = copy_excess(judged["copied_span"], threshold)
-    for data in splits.values():
-        data.scores.columns["copy_excess"] = copy_excess(data.scores.columns["copied_span"], threshold)
+    if not all(penalty_starts_at(columns["copied_span"], columns["copy_excess"], threshold)
+               for columns in (judged, *(data.scores.columns for data in splits.values()))):
+        print(f"warning: the library's copy_excess does not start at the measured {threshold:.3f}: candidate (e) "
+              "penalises from the library's threshold", flush=True)
     print(f"copy penalty from a copied span of {threshold:.3f} (the select half's acceptable explanations' "
           f"{COPY_QUANTILE} quantile)", flush=True)
     neural = read_neural(args.neural_features)
@@ -455,7 +461,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.constructed:
         constructed = constructed_scores(run_dir, constructed_rows, lm_state)
         constructed.update(text_features(constructed_rows, full_lm, copy))
-        constructed["copy_excess"] = copy_excess(constructed["copied_span"], threshold)
         for name in next(iter(neural.values()), {}):
             constructed[name] = np.array([neural[row_key("constructed", {"id": f"{r['instance_id']}:{r['kind']}"})]
                                           [name] for r in constructed_rows])

@@ -39,24 +39,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
+from calibration_per_label_rule import evaluate_rule
+from rouge_score.tokenizers import DefaultTokenizer
+from scipy.stats import spearmanr
 
-import numpy as np  # noqa: E402
-from calibration_per_label_rule import evaluate_rule  # noqa: E402
-from rouge_score.tokenizers import DefaultTokenizer  # noqa: E402
-from scipy.stats import spearmanr  # noqa: E402
-
-from larev_hf.data import load_examples  # noqa: E402
-from larev_hf.explain.task_model import SEPARATOR, SelfRationalizer, self_rationalization_target  # noqa: E402
-from larev_hf.io import read_jsonl, write_json, write_jsonl  # noqa: E402
-from larev_hf.meta.judgments import instance_half  # noqa: E402
-from larev_hf.methods import get_method, method_names  # noqa: E402
-from larev_hf.methods.explanation_lm import ExplanationLanguageModel  # noqa: E402
-from larev_hf.methods.heuristics import content_tokens, input_text, share_of_content_words_in  # noqa: E402
-from larev_hf.modeling.input_formats import task_text  # noqa: E402
-from larev_hf.modeling.scoring import score_labels  # noqa: E402
-from larev_hf.training import TrainSettings  # noqa: E402
+from larev_hf.data import load_examples
+from larev_hf.explain import SelfRationalizer, self_rationalization_target
+from larev_hf.io import read_jsonl, write_json, write_jsonl
+from larev_hf.meta import instance_half
+from larev_hf.methods import (
+    ExplanationLanguageModel,
+    content_tokens,
+    get_method,
+    input_text,
+    method_names,
+    share_of_content_words_in,
+)
+from larev_hf.modeling import score_labels, task_text
+from larev_hf.training import TrainSettings
 
 SPLITS = ("train", "validation", "test")
 #: the n-gram length of a copy in ``copied_coverage``
@@ -159,7 +160,7 @@ def rationale_likelihood(name: str, rows: list[dict], texts: list[str], inputs: 
     whole = score_labels(model.model, model.tokenizer, sources, [self_rationalization_target(row["label"], text)
                                                                  for row, text in zip(rows, texts, strict=True)],
                          max_label_length=96)
-    keys = [(source, f"{row['label']}{SEPARATOR}".rstrip()) for source, row in zip(sources, rows, strict=True)]
+    keys = [(source, self_rationalization_target(row["label"], "").rstrip()) for source, row in zip(sources, rows, strict=True)]
     pairs = {key: k for k, key in enumerate(dict.fromkeys(keys))}
     prefix = score_labels(model.model, model.tokenizer, [source for source, _ in pairs],
                           [label_prefix for _, label_prefix in pairs], max_label_length=96, end_of_sequence=False)

@@ -15,6 +15,9 @@ split; this reads the held half and the test split):
 
     python benchmarks/calibration_frontier.py --human-dir runs/g/esnli-full/human/robust-larev-grounding \\
         --nli-model runs/nli-minilm-esnli --json benchmarks/results/calibration_frontier_t5tiny.json
+
+Internals: ``larev_hf.meta.robust_calibration``'s ``_caps``: it re-fits the robust calibration's candidates, which
+needs the same feature caps the library's fit chose.
 """
 
 from __future__ import annotations
@@ -26,12 +29,16 @@ from pathlib import Path
 import numpy as np
 
 from larev_hf.io import read_json, read_jsonl, write_json
-from larev_hf.meta.human_stats import point_statistics
-from larev_hf.meta.judgments import instance_half
-from larev_hf.meta.robust_calibration import AttackScores, _caps, robust_calibration, robustness_shortfalls
-from larev_hf.meta.settings import REFERENCE
-from larev_hf.methods.heuristics import content_tokens, input_text, longest_copied_run
-from larev_hf.scores.calibration import fit_calibration
+from larev_hf.meta import (
+    REFERENCE,
+    AttackScores,
+    instance_half,
+    point_statistics,
+    robustness_shortfalls,
+)
+from larev_hf.meta.robust_calibration import _caps, robust_calibration
+from larev_hf.methods import content_tokens, input_text, longest_copied_run
+from larev_hf.scores import fit_calibration
 
 
 def novelty(record: dict) -> float:
@@ -135,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     extra = {"novelty": novelty, "copied_span": copied_span, "coverage": coverage}
     judge = None
     if args.nli_model:
-        from larev_hf.explain.nli import NLIJudge
+        from larev_hf.explain import NLIJudge
 
         judge = NLIJudge.from_pretrained(args.nli_model)
     out["extra_features"] = {}

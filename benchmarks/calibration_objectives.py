@@ -26,16 +26,13 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
+from calibration_feature_sets import select_half
+from sklearn.linear_model import LogisticRegression, Ridge
 
-import numpy as np  # noqa: E402
-from calibration_feature_sets import select_half  # noqa: E402
-from sklearn.linear_model import LogisticRegression, Ridge  # noqa: E402
-
-from larev_hf.io import read_jsonl, write_json  # noqa: E402
-from larev_hf.meta.human_stats import judged_pairs, point_statistics, select_one  # noqa: E402
-from larev_hf.scores.calibration import feature_matrix  # noqa: E402
+from larev_hf.io import read_jsonl, write_json
+from larev_hf.meta import judged_pairs, point_statistics, select_one
+from larev_hf.scores import feature_matrix
 
 
 def centred_within(values: np.ndarray, instances: np.ndarray) -> np.ndarray:

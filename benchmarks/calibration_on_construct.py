@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from larev_hf.io import read_jsonl, write_json
-from larev_hf.meta.human_stats import agreement_table
-from larev_hf.scores.calibration import Calibration
+from larev_hf.meta import agreement_table
+from larev_hf.scores import Calibration
 
 
 def feature_columns(human_dir: Path, judged: list[dict], names: list[str]) -> dict[str, np.ndarray]:

@@ -17,19 +17,19 @@ and test splits (a named build with ``--robustness-report-split test``):
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.io import read_jsonl, write_json  # noqa: E402
-from larev_hf.meta.human_stats import point_statistics, select_one  # noqa: E402
-from larev_hf.meta.judgments import instance_half  # noqa: E402
-from larev_hf.meta.report import LEAK_FAMILY  # noqa: E402
-from larev_hf.meta.robust_calibration import AttackScores, robust_calibration  # noqa: E402
-from larev_hf.meta.stats import mean_separation  # noqa: E402
+from larev_hf.io import read_jsonl, write_json
+from larev_hf.meta import (
+    AttackScores,
+    instance_half,
+    mean_separation,
+    point_statistics,
+    select_one,
+)
+from larev_hf.meta.robust_calibration import robust_calibration
 
 FEATURES = ("larev", "explanation_lm", "copied_span", "grounding", "copy_excess")
 
@@ -92,7 +92,7 @@ def evaluate_rule(human_dir: Path, per_label: bool, paired: bool, features: tupl
     calibrated = calibration(test.columns)
     aucs, method = test.family_statistics(calibrated, statistic), test.family_statistics(test.columns["larev"], statistic)
     wins = test.family_statistics(calibrated, "paired")
-    leak = test.paired_with_gold(calibrated, LEAK_FAMILY)
+    leak = test.paired_with_gold(calibrated, "gold_leaky")  # the leak family
     chosen = next(row for row in table if row["chosen"])
     # the trust target itself on the validation split: each candidate's lowest statistic over the families (and,
     # per label, the family-label cells), gold_leaky left out, against 0.85

@@ -10,6 +10,10 @@ throughput and the run's own seq2seq figures to one JSON file.
 
     OMP_NUM_THREADS=1 python benchmarks/choice_classifier.py runs/pretrained/cose-minilm2minilm \\
         --json benchmarks/results/choice_classifier_cose.json
+
+Internals: ``larev_hf.modeling.choice_classifier``, ``larev_hf.training.choice_classifier`` and
+``larev_hf.training.leakage_aware``'s ``environment_rows``: it trains the encoder-classifier evaluators step by step,
+outside a run, to compare them with the seq2seq ones on the same environments.
 """
 
 from __future__ import annotations
@@ -20,17 +24,15 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.data.variants import VARIANTS  # noqa: E402
-from larev_hf.io import read_json, read_jsonl, write_json  # noqa: E402
-from larev_hf.leakage import ENVIRONMENTS, RATIONALE_ENVIRONMENTS  # noqa: E402
-from larev_hf.modeling.choice_classifier import build_choice_classifier, choice_rows, gold_log_probs  # noqa: E402
-from larev_hf.modeling.input_formats import get_input_format  # noqa: E402
-from larev_hf.scores import summarize_variants  # noqa: E402
-from larev_hf.training.choice_classifier import train_choice_classifier  # noqa: E402
-from larev_hf.training.leakage_aware import environment_rows  # noqa: E402
-from larev_hf.training.settings import TrainSettings  # noqa: E402
+from larev_hf.data import VARIANTS
+from larev_hf.io import read_json, read_jsonl, write_json
+from larev_hf.leakage import ENVIRONMENTS, RATIONALE_ENVIRONMENTS
+from larev_hf.modeling import get_input_format
+from larev_hf.modeling.choice_classifier import build_choice_classifier, choice_rows, gold_log_probs
+from larev_hf.scores import summarize_variants
+from larev_hf.training import TrainSettings
+from larev_hf.training.choice_classifier import train_choice_classifier
+from larev_hf.training.leakage_aware import environment_rows
 
 
 def records(run_dir: Path, split: str) -> list[dict]:

@@ -9,17 +9,13 @@ explanation is acceptable), each calibration applied to the features its human d
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.io import read_json, read_jsonl, write_json  # noqa: E402
-from larev_hf.meta.human_stats import agreement_table, difference, select_one, select_one_replicates  # noqa: E402
-from larev_hf.meta.judgments import instance_half  # noqa: E402
-from larev_hf.scores.calibration import Calibration  # noqa: E402
+from larev_hf.io import read_json, read_jsonl, write_json
+from larev_hf.meta import agreement_table, difference, instance_half, select_one, select_one_replicates
+from larev_hf.scores import Calibration
 
 
 def calibrated(human_dir: Path) -> np.ndarray:

@@ -17,6 +17,10 @@ of the sum (the floor is a lower bound). Nothing here trains a useful model; the
 
     python benchmarks/compute_floor.py --backbone minilm2minilm --threads 2 \
         --output benchmarks/results/compute_floor_minilm.json
+
+Internals: ``larev_hf.leakage.attribution``'s ``integrated_gradients_word_scores``, ``larev_hf.modeling.backbones``'
+``freeze_word_embeddings`` and ``larev_hf.modeling.scoring``'s ``decoder_inputs``: it measures the least compute each
+stage's own step needs.
 """
 
 from __future__ import annotations
@@ -24,25 +28,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import torch
+from bench_scoring import forward_limit_loop, length_sorted_batches
 from scipy.stats import spearmanr
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_scoring import forward_limit_loop, length_sorted_batches  # noqa: E402
-
-from larev_hf.data import add_baselines, add_variants, load_examples, make_baseline_builder  # noqa: E402
-from larev_hf.io import write_json  # noqa: E402
-from larev_hf.leakage import IGSettings  # noqa: E402
-from larev_hf.leakage.attribution import integrated_gradients_word_scores  # noqa: E402
-from larev_hf.modeling import (  # noqa: E402
+from larev_hf.data import add_baselines, add_variants, load_examples, make_baseline_builder
+from larev_hf.io import write_json
+from larev_hf.leakage import IGSettings
+from larev_hf.leakage.attribution import integrated_gradients_word_scores
+from larev_hf.modeling import (
     build_model,
     build_tokenizer,
     get_input_format,
@@ -50,8 +49,8 @@ from larev_hf.modeling import (  # noqa: E402
     score_labels,
     training_defaults,
 )
-from larev_hf.modeling.backbones import freeze_word_embeddings  # noqa: E402
-from larev_hf.modeling.scoring import decoder_inputs  # noqa: E402
+from larev_hf.modeling.backbones import freeze_word_embeddings
+from larev_hf.modeling.scoring import decoder_inputs
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "esnli"
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from larev_hf.hub import EvaluatorBundle
 from larev_hf.io import read_jsonl, write_json
-from larev_hf.meta.stats import auc
+from larev_hf.meta import auc
 
 FAMILIES = ("gold", "vacuous", "leak", "input_copy", "hypothesis_copy", "off_topic", "shuffled", "label_only")
 

@@ -24,13 +24,10 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
+from calibration_feature_sets import copied_coverage, input_recall, select_half
 
-import numpy as np  # noqa: E402
-from calibration_feature_sets import copied_coverage, input_recall, select_half  # noqa: E402
-
-from larev_hf.io import read_jsonl, write_json  # noqa: E402
+from larev_hf.io import read_jsonl, write_json
 
 #: feature → threshold: half the rationale a verbatim span (where ``copy_excess`` starts), most of the rationale
 #: copied, most of the input restated

@@ -19,6 +19,9 @@ Run it alone on the machine for the seconds (an interrupted build resumes):
 
 ``--seed S`` builds the same recipe with another evaluator seed (``rows-<N>-seed-<S>``): how much a build's figures
 move with the seed alone.
+
+Internals: ``larev_hf.evaluators``' ``build_recipe`` and ``larev_hf.hub.named``'s ``RECIPES``: it rebuilds the named
+``esnli`` recipe with one setting changed at a time.
 """
 
 from __future__ import annotations
@@ -28,15 +31,12 @@ import dataclasses
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from build_time import stage_seconds
+from calibration_per_label_rule import evaluate_rule
 
-from build_time import stage_seconds  # noqa: E402
-from calibration_per_label_rule import evaluate_rule  # noqa: E402
-
-from larev_hf.evaluators import build_recipe  # noqa: E402
-from larev_hf.hub.named import RECIPES  # noqa: E402
-from larev_hf.io import read_json, write_json  # noqa: E402
+from larev_hf.evaluators import build_recipe
+from larev_hf.hub.named import RECIPES
+from larev_hf.io import read_json, write_json
 
 #: the stages a user's build does not run: the test split's VARSuite, scored here for the per-label figures only
 REPORT_ONLY = "human/attacks/test/"

@@ -23,8 +23,7 @@ import numpy as np
 
 from larev_hf.hub import EvaluatorBundle
 from larev_hf.io import write_json
-from larev_hf.meta.human_stats import acceptability_auc, pairwise_agreement, spearman
-from larev_hf.meta.judgments import instance_half, load_judgments
+from larev_hf.meta import acceptability_auc, instance_half, load_judgments, pairwise_agreement, spearman
 
 
 def agreement(scores: np.ndarray, human: np.ndarray, instances: list[str]) -> dict[str, float]:

@@ -23,13 +23,10 @@ from pathlib import Path
 import numpy as np
 from scipy.special import logsumexp
 
-from larev_hf.explain.task_model import SEPARATOR, SelfRationalizer
+from larev_hf.explain import SelfRationalizer, self_rationalization_target
 from larev_hf.io import read_jsonl, write_json
-from larev_hf.meta.human_stats import pairwise_agreement, select_one, spearman
-from larev_hf.meta.judgments import instance_half
-from larev_hf.meta.robust_calibration import AttackScores
-from larev_hf.modeling.input_formats import task_text
-from larev_hf.modeling.scoring import score_labels
+from larev_hf.meta import AttackScores, instance_half, pairwise_agreement, select_one, spearman
+from larev_hf.modeling import score_labels, task_text
 from larev_hf.pipeline import Run
 from larev_hf.training import TrainSettings
 
@@ -38,9 +35,9 @@ def label_log_likelihoods(model: SelfRationalizer, records: list[dict], texts: l
     """Per record and label of its choices, the mean log p_F(word of r | x, y, earlier words)."""
     rows = [(i, k, record, choice) for i, record in enumerate(records) for k, choice in enumerate(record["choices"])]
     inputs = [task_text(record) for _, _, record, _ in rows]
-    full = score_labels(model.model, model.tokenizer, inputs, [f"{c}{SEPARATOR}{texts[i].strip()}" for i, _, _, c in rows],
+    full = score_labels(model.model, model.tokenizer, inputs, [self_rationalization_target(c, texts[i]) for i, _, _, c in rows],
                         max_label_length=96)
-    prefix = score_labels(model.model, model.tokenizer, inputs, [f"{c}{SEPARATOR}".rstrip() for *_, c in rows],
+    prefix = score_labels(model.model, model.tokenizer, inputs, [self_rationalization_target(c, "").rstrip() for *_, c in rows],
                           end_of_sequence=False)
     per_word = (full.sum - prefix.sum) / np.maximum(full.n_tokens - prefix.n_tokens, 1)
     out = np.full((len(records), max(len(r["choices"]) for r in records)), np.nan)

@@ -20,10 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.cli import build_parser  # noqa: E402
-from larev_hf.io import read_json, write_json  # noqa: E402
+from larev_hf.cli import build_parser
+from larev_hf.io import read_json, write_json
 
 #: The `larev-hf` subcommand every flag but this script's own goes to (the documented-commands test reads it).
 FORWARDS_TO = "frame"
@@ -39,7 +37,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     frame_args = build_parser().parse_args([FORWARDS_TO, *rest])
-    from larev_hf.frame.run import frame_main
+    from larev_hf.frame import frame_main
 
     start = time.perf_counter()
     frame_main(frame_args, progress=True)

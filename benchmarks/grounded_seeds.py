@@ -24,9 +24,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.io import read_json, write_json  # noqa: E402
+from larev_hf.io import read_json, write_json
 
 METHODS = ("larev", "larev_grounded")
 TARGETS = {"off_topic": 0.80, "label_only": 0.90, "shuffled": 0.70}  # the VARSuite AUCs LAREV-G was set to reach (docs/meta.md)

@@ -30,12 +30,8 @@ from typing import Any
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.io import read_jsonl, write_json  # noqa: E402
-from larev_hf.meta.human import human_evaluate  # noqa: E402
-from larev_hf.meta.human_stats import STATISTICS, agreement_table, difference  # noqa: E402
-from larev_hf.meta.judgments import instance_half  # noqa: E402
+from larev_hf.io import read_jsonl, write_json
+from larev_hf.meta import STATISTICS, agreement_table, difference, human_evaluate, instance_half
 
 HALVES = ("all", "select", "held")
 

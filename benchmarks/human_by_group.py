@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 
 from larev_hf.io import read_jsonl, write_json
-from larev_hf.meta.human_stats import spearman
-from larev_hf.meta.judgments import instance_half
-from larev_hf.scores.calibration import Calibration
+from larev_hf.meta import instance_half, spearman
+from larev_hf.scores import Calibration
 
 
 def main(argv: list[str] | None = None) -> int:

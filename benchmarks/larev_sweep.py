@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.io import read_json, write_json  # noqa: E402
-from larev_hf.pipeline import Run, RunConfig  # noqa: E402
-from larev_hf.scores import summarize_variants  # noqa: E402
+from larev_hf.io import read_json, write_json
+from larev_hf.pipeline import Run, RunConfig
+from larev_hf.scores import summarize_variants
 
 
 def point_name(spec: str) -> tuple[str, dict]:

@@ -29,14 +29,11 @@ from typing import Any
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.cli import build_parser  # noqa: E402
-from larev_hf.cli.commands.run import config_from_args  # noqa: E402
-from larev_hf.io import read_jsonl, write_json  # noqa: E402
-from larev_hf.meta import DEFAULT_FAMILIES, auc_difference_ci  # noqa: E402
-from larev_hf.meta.evaluation import MetaEvaluation, MetaSettings  # noqa: E402
-from larev_hf.pipeline import Run  # noqa: E402
+from larev_hf.cli import build_parser
+from larev_hf.cli.commands.run import config_from_args
+from larev_hf.io import read_jsonl, write_json
+from larev_hf.meta import DEFAULT_FAMILIES, MetaEvaluation, MetaSettings, auc_difference_ci
+from larev_hf.pipeline import Run
 
 #: The families LAREV's stated purpose predicts it separates from gold (thesis ch. 4: leakage and vacuity).
 LAREV_TARGETS = ("vacuous", "leak", "circular")

@@ -28,10 +28,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.cli import build_parser  # noqa: E402
-from larev_hf.io import read_json, write_json  # noqa: E402
+from larev_hf.cli import build_parser
+from larev_hf.io import read_json, write_json
 
 #: Stage → the function on the stack of every sample that belongs to it.
 STAGES = {
@@ -91,7 +89,7 @@ def padding(run_dir: Path, batch_sizes: tuple[int, ...] = (16, 32)) -> dict:
     from transformers import AutoTokenizer
 
     from larev_hf.io import read_jsonl
-    from larev_hf.modeling.input_formats import get_input_format
+    from larev_hf.modeling import get_input_format
 
     config = read_json(run_dir / "run_config.json")
     tokenizer, form = AutoTokenizer.from_pretrained(run_dir / "tokenizer"), get_input_format(config["input_format"])

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from larev_hf.io import write_json
-from larev_hf.meta import human_evaluate
-from larev_hf.meta.robust_calibration import robustness_shortfalls
+from larev_hf.meta import human_evaluate, robustness_shortfalls
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,9 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.io import read_json, write_json  # noqa: E402
+from larev_hf.io import read_json, write_json
 
 
 def summarise(run_dir: Path) -> dict[str, Any]:

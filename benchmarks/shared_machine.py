@@ -25,10 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_reports import compare  # noqa: E402
+from compare_reports import compare
 
-from larev_hf.io import write_json  # noqa: E402
+from larev_hf.io import write_json
 
 #: name → extra environment; ``LAREV_HF_SPIN=off`` turns the library's own choice off (what a run did before it).
 DEFAULT_SETTINGS = {

@@ -16,23 +16,23 @@ questions), with a 95% bootstrap interval over test questions, beside always ans
 
     python benchmarks/strategyqa_learnability.py --data-dir ../shared/data/strategyqa \\
         --json benchmarks/results/strategyqa_learnability.json
+
+Internals: ``larev_hf.modeling.choice_classifier`` and ``larev_hf.training.choice_classifier``: it trains the encoder
+classifier on StrategyQA outside a run to measure what the task lets a model learn.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.data.loaders import load_strategyqa  # noqa: E402
-from larev_hf.io import write_json  # noqa: E402
-from larev_hf.scores.stats import bootstrap_ci  # noqa: E402
-from larev_hf.varif.specificity import SentenceEmbedder  # noqa: E402
+from larev_hf.data import load_strategyqa
+from larev_hf.io import write_json
+from larev_hf.scores import bootstrap_ci
+from larev_hf.varif import SentenceEmbedder
 
 
 def load_split(data_dir: Path, split: str) -> tuple[list[str], list[str], np.ndarray]:
@@ -59,8 +59,8 @@ def fine_tuned_classifier(train_texts: list[str], train_labels: np.ndarray, test
     import time
 
     from larev_hf.modeling.choice_classifier import build_choice_classifier, choice_rows, gold_log_probs
+    from larev_hf.training import TrainSettings
     from larev_hf.training.choice_classifier import train_choice_classifier
-    from larev_hf.training.settings import TrainSettings
 
     choices = [["no", "yes"]] * len(train_texts)
     answer = ["yes" if label else "no" for label in train_labels]

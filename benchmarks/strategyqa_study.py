@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from larev_hf.io import read_json, read_jsonl, write_json
-from larev_hf.meta.judgments import load_judgments
-from larev_hf.scores.stats import bootstrap_ci
+from larev_hf.meta import load_judgments
+from larev_hf.scores import bootstrap_ci
 
 #: RoRA's table 2 (T5-base evaluators; RoRA_DeBERTa with DeBERTa-v3-large) and table 3 (per-rationale correlation).
 PAPER = {

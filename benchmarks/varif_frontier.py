@@ -9,6 +9,9 @@ then prints the method table and saves the report, the judge's test accuracy and
 
 Every flag but ``--results``, ``--threads`` and ``--nli-train-epochs`` goes to ``larev-hf varif``'s parser (so a
 typo fails at once); ``--nli-model`` is trained first when the directory does not exist yet.
+
+Internals: ``larev_hf.cli.commands.varif``'s ``VarifCommand`` and ``larev_hf.explain.nli``'s ``nli_train_main``: it
+drives the ``larev-hf varif`` and ``nli-train`` commands in one process, with the flags a user passes.
 """
 
 from __future__ import annotations
@@ -20,11 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from larev_hf.cli import build_parser  # noqa: E402
-from larev_hf.cli.commands.varif import VarifCommand  # noqa: E402
-from larev_hf.io import read_json, write_json  # noqa: E402
+from larev_hf.cli import build_parser
+from larev_hf.cli.commands.varif import VarifCommand
+from larev_hf.io import read_json, write_json
 
 #: The `larev-hf` subcommand every flag but this script's own goes to (the documented-commands test reads it).
 FORWARDS_TO = "varif"

@@ -1,16 +1,15 @@
-"""``benchmarks/results/`` keeps the summaries behind the documented figures: each file is cited, each citation exists.
+"""``benchmarks/results/`` keeps only the summaries behind the figures the docs quote now: each file is cited by the
+docs, each citation exists.
 
-A file of ``benchmarks/results/`` is cited when one of these texts names it:
+A file of ``benchmarks/results/`` is cited when the docs (README.md, docs/**/*.md) name it by its path under
+``benchmarks/results/`` -- ``{a,b}`` alternatives, ``*`` and ``<placeholder>`` wildcards allowed -- or by its bare file
+name (``cose_3ep_answer_in_rationale.json`` in a sentence that cites its sibling by path). A benchmark script's
+default output path, a test or the CHANGELOG does not keep a file: the CHANGELOG records what was measured when, and
+may name a result removed since (git keeps it).
 
-* the docs (README.md, docs/*.md, CHANGELOG.md), the benchmark scripts (``benchmarks/**/*.py`` and ``*.sh``: their
-  docstrings and default output paths) or the tests, by its path under ``benchmarks/results/`` -- ``{a,b}``
-  alternatives, ``*`` and ``<placeholder>`` wildcards allowed -- or by its bare file name
-  (``cose_3ep_answer_in_rationale.json`` in a sentence that cites its sibling by path);
-* a README.md inside ``benchmarks/results/``, by the backticked patterns in the first column of its table, relative to
-  its folder. Such a README is its folder's index and needs no citation itself.
-
-A path under ``benchmarks/results/`` in the docs, or a pattern in a results README's table, must name at least one
-file that exists (the scripts' default output paths may name files a run has not written yet). A report of
+A path under ``benchmarks/results/`` in the docs, or a backticked pattern in the first column of the table of a
+README.md inside ``benchmarks/results/`` (its folder's index, relative to that folder), must name at least one file
+that exists (the scripts' default output paths may name files a run has not written yet). A report of
 ``larev-hf run``, ``meta`` or ``human`` kept here holds its score sections under a ``what`` / ``command`` header, not
 the run's settings, stage environments or run directory.
 """
@@ -25,8 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-DOC_GLOBS = ("README.md", "docs/*.md", "CHANGELOG.md")
-CODE_GLOBS = ("benchmarks/**/*.py", "benchmarks/**/*.sh", "tests/**/*.py")
+DOC_GLOBS = ("README.md", "docs/**/*.md")
 CITED_PATH = re.compile(r"benchmarks/results/([\w.*{},<>/-]*)")
 TABLE_ROW = re.compile(r"^\|([^|]*)\|", re.MULTILINE)
 BACKTICKED = re.compile(r"`([^`]+)`")
@@ -95,11 +93,10 @@ def is_named(path: str, citing: dict[str, str], patterns: list[str]) -> bool:
 
 
 def test_every_results_file_is_cited():
-    citing = texts(DOC_GLOBS + CODE_GLOBS)
+    citing = texts(DOC_GLOBS)
     patterns = [pattern for text in citing.values() for pattern in cited_patterns(text)]
-    patterns += [pattern for readme in readmes() for pattern in index_patterns(readme)]
     uncited = [path for path in result_files() if not is_named(path, citing, patterns)]
-    assert not uncited, f"files of benchmarks/results/ that no doc, benchmark script or test names: {uncited}"
+    assert not uncited, f"files of benchmarks/results/ that no doc names (remove them): {uncited}"
 
 
 def test_every_cited_results_file_exists():

@@ -26,12 +26,18 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
     from larev_hf.meta.human import HumanEvaluation, human_evaluate
     from larev_hf.meta.human_report import render_human_markdown
     from larev_hf.meta.human_stats import (
+        STATISTICS,
         acceptability_auc,
         agreement_table,
         difference,
         instance_bootstrap_indices,
+        judged_pairs,
         kendall,
         pairwise_agreement,
+        percentile_interval,
+        point_statistics,
+        select_one,
+        select_one_replicates,
         spearman,
     )
     from larev_hf.meta.judgments import instance_half, load_judgments
@@ -43,7 +49,14 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         negation_edits,
     )
     from larev_hf.meta.report import meta_summary, render_meta_markdown, write_meta_report
-    from larev_hf.meta.settings import DEFAULT_FAMILIES, FAMILY_LETTERS, HumanSettings, MetaSettings
+    from larev_hf.meta.robust_calibration import AttackScores, robustness_shortfalls
+    from larev_hf.meta.settings import (
+        DEFAULT_FAMILIES,
+        FAMILY_LETTERS,
+        REFERENCE,
+        HumanSettings,
+        MetaSettings,
+    )
     from larev_hf.meta.stats import (
         EXPECTED_ORDER,
         NOT_WORSE_THAN_GOLD,
@@ -72,9 +85,13 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
 
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "settings": ("DEFAULT_FAMILIES", "FAMILY_LETTERS", "HumanSettings", "MetaSettings"),
-    "human_stats": ("acceptability_auc", "agreement_table", "difference", "instance_bootstrap_indices", "kendall",
-                    "pairwise_agreement", "spearman"),
+    "settings": ("DEFAULT_FAMILIES", "FAMILY_LETTERS", "REFERENCE", "HumanSettings", "MetaSettings"),
+    "human_stats": ("STATISTICS", "acceptability_auc", "agreement_table", "difference", "instance_bootstrap_indices",
+                    "judged_pairs", "kendall", "pairwise_agreement", "percentile_interval", "point_statistics",
+                    "select_one", "select_one_replicates", "spearman"),
+    # the fit itself stays larev_hf.meta.robust_calibration.robust_calibration: a package attribute of the same name
+    # as its submodule would be the module once that submodule is imported
+    "robust_calibration": ("AttackScores", "robustness_shortfalls"),
     "judgments": ("instance_half", "load_judgments"),
     "human": ("HumanEvaluation", "human_evaluate"),
     "human_report": ("render_human_markdown",),

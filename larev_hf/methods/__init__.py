@@ -10,7 +10,7 @@ scorer; importing this package registers them in canonical order. A new metric i
 """
 
 from larev_hf.methods.base import BundleScorer, Method, MethodResult, RunContext, Stage
-from larev_hf.methods.explanation_lm import ExplanationLM
+from larev_hf.methods.explanation_lm import ExplanationLanguageModel, ExplanationLM
 from larev_hf.methods.heuristics import (
     CopiedSpan,
     CopyExcess,
@@ -19,6 +19,10 @@ from larev_hf.methods.heuristics import (
     PremiseLink,
     RationaleOnly,
     RougeL,
+    content_tokens,
+    input_text,
+    longest_copied_run,
+    share_of_content_words_in,
 )
 from larev_hf.methods.larev import LAREV
 from larev_hf.methods.larev_grounded import GroundedLAREV
@@ -40,8 +44,10 @@ for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), NewInforma
         register_method(_method)
 
 __all__ = [
-    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "CopyExcess", "ExplanationLM", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "NewInformation", "PremiseLink", "REV", "RQ",
+    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "CopyExcess", "ExplanationLM", "ExplanationLanguageModel", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "NewInformation", "PremiseLink", "REV", "RQ",
     "RationaleOnly", "RoRA", "RougeL", "RunContext",
     "Stage", "exportable_methods", "get_method", "method_names", "register_method", "resolve_methods",
     "unregister_method",
+    # the text helpers the heuristic baselines read, for a feature of one's own
+    "content_tokens", "input_text", "longest_copied_run", "share_of_content_words_in",
 ]

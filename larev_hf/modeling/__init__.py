@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         save_evaluator,
     )
     from larev_hf.modeling.generation import generate_texts
-    from larev_hf.modeling.input_formats import INPUT_FORMATS, InputFormat, get_input_format
+    from larev_hf.modeling.input_formats import INPUT_FORMATS, InputFormat, get_input_format, task_text
     from larev_hf.modeling.presets import (
         KIND_DEFAULTS,
         PRESETS,
@@ -39,5 +39,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                   "save_evaluator"),
     "scoring": ("LabelScores", "choice_scores", "predict_choices", "score_labels"),
     "generation": ("generate_texts",),
-    "input_formats": ("INPUT_FORMATS", "InputFormat", "get_input_format"),
+    "input_formats": ("INPUT_FORMATS", "InputFormat", "get_input_format", "task_text"),
 })
