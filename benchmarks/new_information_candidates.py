@@ -26,8 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from larev_hf.io import read_jsonl, write_json
-from larev_hf.leakage import mask_token_of
-from larev_hf.leakage.rationale_leakage import mask_input_copies, mask_label_words, masked_baseline
+from larev_hf.leakage import mask_input_copies, mask_label_words, mask_token_of, masked_baseline
 from larev_hf.meta import build_suite, paired_win_rate
 from larev_hf.modeling import load_evaluator, score_labels
 

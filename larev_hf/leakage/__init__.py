@@ -20,10 +20,23 @@ from larev_hf.leakage.environments import (
     verbalization_term,
     widen_to_verbalization,
 )
+from larev_hf.leakage.rationale_leakage import (
+    content_stems,
+    drop_label_statements,
+    drop_ungrounded_sentences,
+    input_content_stems,
+    mask_input_copies,
+    mask_label_words,
+    masked_baseline,
+    sentences,
+    uninformative_rationales,
+)
 from larev_hf.leakage.rewriters import ANTONYM_PROMPT, CounterLabelRewriter, HFRewriter, Rewriter
 
 __all__ = [
     "STOP_WORDS", "IGSettings", "LeakageTerm", "integrated_gradients_terms", "select_leakage_term", "ENVIRONMENTS",
     "RATIONALE_ENVIRONMENTS", "rationale_environments", "GROUNDING_ENVIRONMENTS", "GROUNDING_TARGETS", "grounding_rationales", "make_environments", "mask_token_of", "verbalization_environments", "verbalization_term", "widen_to_verbalization", "ANTONYM_PROMPT", "CounterLabelRewriter",
-    "HFRewriter", "Rewriter",
+    "HFRewriter", "Rewriter", "content_stems", "drop_label_statements", "drop_ungrounded_sentences",
+    "input_content_stems", "mask_input_copies", "mask_label_words", "masked_baseline", "sentences",
+    "uninformative_rationales",
 ]

@@ -26,7 +26,7 @@ from larev_hf.methods.heuristics import (
 )
 from larev_hf.methods.larev import LAREV
 from larev_hf.methods.larev_grounded import GroundedLAREV
-from larev_hf.methods.new_information import NewInformation
+from larev_hf.methods.new_information import NewInformation, NewInformationInputs, new_information_scores
 from larev_hf.methods.registry import (
     exportable_methods,
     get_method,
@@ -44,7 +44,7 @@ for _method in (REV(), LAREV(), RoRA(), LAS(), RQ(), GroundedLAREV(), NewInforma
         register_method(_method)
 
 __all__ = [
-    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "CopyExcess", "ExplanationLM", "ExplanationLanguageModel", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "NewInformation", "PremiseLink", "REV", "RQ",
+    "BundleScorer", "ConditionalVMethod", "CopiedSpan", "CopyExcess", "ExplanationLM", "ExplanationLanguageModel", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "NewInformation", "NewInformationInputs", "new_information_scores", "PremiseLink", "REV", "RQ",
     "RationaleOnly", "RoRA", "RougeL", "RunContext",
     "Stage", "exportable_methods", "get_method", "method_names", "register_method", "resolve_methods",
     "unregister_method",
