@@ -10,7 +10,8 @@ The findings (:mod:`larev_hf.hub.findings`) are scored with an evaluator bundle 
 Rows are split into halves by instance (:func:`larev_hf.meta.judgments.instance_half`). On the ``select`` half each
 threshold is set to the most permissive value that fires on at most a budget of the gold explanations, the largest
 budget (from ``--gold-budget`` down) whose thresholds leave ``--gold-clean`` of the select half's gold without any
-finding (so that the held half's gold keeps at least 0.90); the ``held``
+finding (so that the held half's gold keeps at least 0.90); ``restate_share`` is instead the largest floor that keeps
+*copies the input* naming :data:`COPIES_KEPT` of the select half's copies. The ``held``
 half reports the detection rate per family, the gold's no-finding rate and the human shares with 95% bootstrap
 intervals (``scipy.stats.bootstrap``). It prints a table and writes the JSON that docs/findings.md cites.
 
@@ -49,13 +50,20 @@ EXPECTED: dict[str, tuple[str, ...]] = {
 }
 #: threshold field → (the evidence it reads, fires when the value is ≥ ("high") or ≤ ("low") the threshold)
 CHOSEN = {"copy_share": ("copy_share", "high"), "grounding": ("grounding", "low"),
-          "explanation_lm": ("explanation_lm", "low"), "label_margin": ("label_margin", "low")}
+          "sentence_grounding": ("sentence_grounding", "low"), "explanation_lm": ("explanation_lm", "low"),
+          "word_order": ("word_order", "low"), "label_margin": ("label_margin", "low"),
+          "negation_gain": ("negation_gain", "high")}
+#: the inputs computed by the scoring itself (BundleScores), not the calibration's features
+SCORED = ("sentence_grounding", "word_order", "negation_gain")
 
 
 #: per-finding shares of the gold a threshold may fire on, tried from the largest down
 BUDGETS = (0.02, 0.015, 0.01, 0.0075, 0.005, 0.0025)
 #: the shortest copied runs tried (the one that names most copies on the select half within the gold budget is kept)
 COPY_RUNS = (2, 3, 4, 5)
+#: the share of the select half's copies that *copies the input* must keep naming: ``restate_share`` is the largest
+#: floor that does (an explanation restating the whole claim is a copy only where it copies this much of itself)
+COPIES_KEPT = 0.98
 
 
 def score(bundle: Any, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -63,16 +71,22 @@ def score(bundle: Any, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     records = bundle.scoring.records([r["rationale"] for r in rows], [r["label"] for r in rows],
                                      [{k: r[k] for k in ("premise", "hypothesis")} for r in rows])
     result = bundle.scoring.score(records, check_labels=True, batch_size=64)
+    sentences = [F.least_grounded_sentence(r["rationale"], r, F.FindingThresholds().sentence_words) for r in records]
     return {"records": records, "features": result.features or {}, "label_margin": result.label_margin,
             "read_label": result.read_label, "tokens": result.input_tokens, "max_tokens": result.max_input_tokens,
+            "negation_gain": result.negation_gain, "negation_text": result.negation_text,
+            "word_order": result.word_order,
+            "sentence_grounding": np.array([np.nan if s is None else s[1] for s in sentences]),
             "copy_shares": {run: np.array([F.copied_runs(r["rationale"], r, run)["share"] for r in records])
-                            for run in COPY_RUNS}}
+                            for run in COPY_RUNS},
+            "restates": np.array([bool(F.copied_runs(r["rationale"], r, 2).get("restates")) for r in records])}
 
 
 def findings_of(scored: Mapping[str, Any], thresholds: F.FindingThresholds, label_set: Sequence[str]) -> list[set]:
     rows = F.find(scored["records"], thresholds, label_set=label_set, features=scored["features"],
-                  label_margin=scored["label_margin"], read_label=scored["read_label"], tokens=scored["tokens"],
-                  max_tokens=scored["max_tokens"])
+                  label_margin=scored["label_margin"], read_label=scored["read_label"],
+                  negation_gain=scored["negation_gain"], negation_text=scored["negation_text"],
+                  word_order=scored["word_order"], tokens=scored["tokens"], max_tokens=scored["max_tokens"])
     return [{f.name for f in row} for row in rows]
 
 
@@ -81,6 +95,8 @@ def value(scored: Mapping[str, Any], name: str, copy_run: int = 4) -> np.ndarray
         return scored["copy_shares"][copy_run]
     if name == "label_margin":
         return -np.asarray(scored["label_margin"])  # fires when the margin is below −threshold
+    if name in SCORED:
+        return np.asarray(scored[name], dtype=float)
     return np.asarray(scored["features"][name])
 
 
@@ -91,15 +107,29 @@ def choose(scored: Mapping[str, Any], gold: np.ndarray, copies: np.ndarray, budg
         value(scored, "copy_share", run)[copies] >= np.quantile(value(scored, "copy_share", run)[gold], 1 - budget)))
     chosen: dict[str, float] = {"copy_run": best_run}
     for field, (name, side) in CHOSEN.items():
-        if name != "copy_share" and name != "label_margin" and name not in scored["features"]:
+        if name in SCORED and scored[name] is None or name in ("grounding", "explanation_lm") \
+                and name not in scored["features"]:
             continue
         values = value(scored, name, best_run)[gold]
-        if field == "label_margin":  # fires when −margin > t, i.e. t = the (1 − budget) quantile of −margin
+        # a row the rule cannot read (NaN: one sentence, too few words, no negation) never fires; it counts among
+        # the gold rows the budget is a share of
+        finite = values[np.isfinite(values)]
+        values = np.where(np.isnan(values), np.inf if side == "low" else -np.inf, values)
+        if name in SCORED:  # a gold value, never an interpolation into the rows that cannot fire
+            at = np.quantile(values, budget if side == "low" else 1 - budget, method="lower" if side == "low"
+                             else "higher")
+            at = at if np.isfinite(at) else (finite.max() if side == "low" else finite.min()) if len(finite) else 0.0
+            chosen[field] = float(at - 1e-9 if side == "low" else at + 1e-9)
+        elif field == "label_margin":  # fires when −margin > t, i.e. t = the (1 − budget) quantile of −margin
             chosen[field] = float(max(0.0, np.quantile(values, 1 - budget)))
         elif side == "high":
             chosen[field] = float(np.quantile(values, 1 - budget) + 1e-9)
         else:
             chosen[field] = float(np.quantile(values, budget) - 1e-9)
+    shares = value(scored, "copy_share", best_run)[copies]
+    named_anyway = shares >= chosen["copy_share"]
+    chosen["restate_share"] = float(max(floor for floor in np.arange(0.0, 1.0, 0.01).round(2) if np.mean(
+        named_anyway | (scored["restates"][copies] & (shares >= floor))) >= COPIES_KEPT))
     return chosen
 
 
@@ -121,7 +151,26 @@ def detection(found: list[set], families: np.ndarray, held: np.ndarray) -> dict[
         table[family] = {"expected": list(expected), **share_interval(named)}
     gold = np.where((families == "gold") & held)[0]
     table["gold (no finding)"] = {"expected": [], **share_interval(np.array([not found[i] for i in gold]))}
+    table["gold (none but copies_input)"] = {"expected": [], **share_interval(np.array(
+        [not found[i] - {"copies_input"} for i in gold]))}
     return table
+
+
+def select(scored: Mapping[str, Any], families: np.ndarray, held: np.ndarray, label_set: Sequence[str],
+           gold_budget: float, gold_clean: float) -> tuple[float, dict[str, float], F.FindingThresholds, float]:
+    """The thresholds chosen on the select half (``~held``): ``(budget, chosen, thresholds, clean)``, for the largest
+    per-finding gold budget (from ``gold_budget`` down) whose thresholds leave ``gold_clean`` of the select half's gold
+    without any finding (``clean``: the share they leave; the smallest budget's when none does)."""
+    gold = (families == "gold") & ~held
+    copies = np.isin(families, ["input_copy", "hypothesis_copy"]) & ~held
+    for budget in sorted({gold_budget, *BUDGETS}, reverse=True):
+        chosen = choose(scored, gold, copies, budget)
+        thresholds = dataclasses.replace(F.FindingThresholds(), **chosen)
+        clean = float(np.mean([not found for found, g in zip(findings_of(scored, thresholds, label_set), gold,
+                                                             strict=True) if g]))
+        if clean >= gold_clean:
+            break
+    return budget, chosen, thresholds, clean
 
 
 def main() -> int:
@@ -145,20 +194,14 @@ def main() -> int:
     halves = instance_half([str(row["id"]) for row in rows])
     held = np.array([halves[str(row["id"])] == "held" for row in rows])
     scored = score(bundle, rows)
-    gold = (families == "gold") & ~held
-    copies = np.isin(families, ["input_copy", "hypothesis_copy"]) & ~held
-    for budget in sorted({args.gold_budget, *BUDGETS}, reverse=True):  # the largest that leaves enough gold clean
-        chosen = choose(scored, gold, copies, budget)
-        thresholds = dataclasses.replace(F.FindingThresholds(), **chosen)
-        clean = np.mean([not found for found, g in zip(findings_of(scored, thresholds, label_set), gold, strict=True)
-                         if g])
-        if clean >= args.gold_clean:
-            break
+    budget, chosen, thresholds, clean = select(scored, families, held, label_set, args.gold_budget, args.gold_clean)
     args.gold_budget = budget
     defaults = F.FindingThresholds()
     result: dict[str, Any] = {"evaluator": args.evaluator, "hashcode": bundle.hashcode, "test_rows": len(test),
                               "suite_rows": len(rows), "gold_budget": args.gold_budget,
                               "gold_clean_select": float(clean), "chosen": chosen,
+                              "detection_select": detection(findings_of(scored, thresholds, label_set), families,
+                                                            ~held),
                               "detection_held": detection(findings_of(scored, thresholds, label_set), families, held),
                               "detection_held_library_defaults": detection(findings_of(scored, defaults, label_set),
                                                                            families, held)}
@@ -185,9 +228,10 @@ def main() -> int:
         result[f"human_held_{name}"] = {"n": len(judged), "acceptable_by_majority": shares}
     result["seconds"] = round(time.perf_counter() - start, 1)
     print(f"chosen on the select half (gold budget {args.gold_budget}): {chosen}")
-    print(f"{'family':<20}{'named by':<28}{'held share':>10}  95% CI")
+    print(f"{'family':<30}{'named by':<18}{'select':>8}{'held':>8}  held 95% CI")
     for family, entry in result["detection_held"].items():
-        print(f"{family:<20}{'/'.join(entry['expected']) or '-':<28}{entry['share']:>10.3f}  {entry['ci95']}")
+        print(f"{family:<30}{'/'.join(entry['expected']) or '-':<18}{result['detection_select'][family]['share']:>8.3f}"
+              f"{entry['share']:>8.3f}  {entry['ci95']}")
     print("acceptable by majority (held half of the judgments): with / without each finding")
     for finding, entry in result["human_held_chosen"]["acceptable_by_majority"].items():
         print(f"  {finding:<18} {entry['with']['share']} {entry['with']['ci95']} (n={entry['with']['n']}) / "

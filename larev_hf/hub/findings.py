@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from larev_hf.data.negation import negation_edits
 from larev_hf.data.vacuous import label_verbalization
 from larev_hf.io import DataError
 
@@ -43,20 +44,35 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 @dataclass(frozen=True)
 class FindingThresholds:
-    """Where each finding fires: one field per threshold. The defaults of ``copy_*``, ``grounding``,
-    ``explanation_lm`` and ``label_margin`` were chosen by ``benchmarks/finding_thresholds.py`` for the ``esnli``
-    evaluator; ``other_script`` and ``baseline_ceiling`` are declared, not fitted (docs/findings.md, "How the
+    """Where each finding fires: one field per threshold. The defaults of ``copy_*``, ``restate_share``,
+    ``grounding``, ``sentence_grounding``, ``explanation_lm``, ``word_order``, ``label_margin`` and ``negation_gain``
+    were chosen by ``benchmarks/finding_thresholds.py`` for the ``esnli`` evaluator; ``sentence_words``,
+    ``other_script`` and ``baseline_ceiling`` are declared, not fitted (docs/findings.md, "How the
     thresholds were chosen").
 
     Parameters that control the text findings:
         copy_share (`float`): *copies the input* when at least this share of the explanation's words lie in runs of
             at least ``copy_run`` words copied from one input field.
         copy_run (`int`): the shortest run of words that counts as copied.
+        restate_share (`float`): *copies the input* also fires on an explanation that restates the whole input (the
+            premise and hypothesis, or the hypothesis and no premise word; any template) where at least this share
+            of its words are copied: an explanation that names the whole claim inside an argument of its own ("we
+            have no idea if the woman is asian or not, she could be anyone") copies less of itself than a template
+            around the input does.
         grounding (`float`): *not about this input* when at most this share of the explanation's content words are
             found in the input (the calibration's ``grounding`` feature).
+        sentence_grounding (`float`): *not about this input* also when, of an explanation of two sentences or more,
+            one sentence has at most this share of its content stems in the input (0: it names nothing of the input):
+            padding after an explanation, which the explanation's share as a whole dilutes.
+        sentence_words (`int`): the fewest content stems a sentence needs to be judged apart by
+            ``sentence_grounding`` (declared, not fitted).
         explanation_lm (`float`): *does not read as an explanation* when the explanation language model of the
             training explanations gives at most this mean log-probability per word (nats; the calibration's
             ``explanation_lm`` feature; bundles whose calibration has no such model skip it).
+        word_order (`float`): *does not read as an explanation* also when the same model prefers the explanation's
+            own word order to the likeliest of random orders of its content words by at most this many nats per word
+            (:func:`word_order_margins`; below 0: a shuffled order is likelier): shuffled words, judged against the
+            explanation's own words, so the spread of likelihood among good explanations does not hide it.
         other_script (`float`): *not in the evaluator's script* when at least this share of the letters are outside
             the scripts of the evaluator's training text (Latin for e-SNLI).
 
@@ -64,6 +80,9 @@ class FindingThresholds:
         label_margin (`float`): *contradicts the label* when the evaluator's log-probability of the given label from
             the explanation is at least this far below that of another label (nats, each label with its own vacuous
             baseline): the explanation argues for another label.
+        negation_gain (`float`): *contradicts the label* also when the explanation with one negation toggled (a
+            "not" inserted or removed) gives the given label's margin at least this many nats more than the
+            explanation as written: its polarity argues against the label (a flipped negation).
         baseline_ceiling (`float`): the raw score is *uninformative* for a row whose baseline log-probability of its
             label is at least this (nats): the evaluator is already certain from the vacuous baseline, so no
             explanation can add label information (REV eq. 6 is bounded by −log p(y | b)).
@@ -71,10 +90,15 @@ class FindingThresholds:
 
     copy_share: float = 0.79
     copy_run: int = 5
+    restate_share: float = 0.41
     grounding: float = 0.285
+    sentence_grounding: float = 0.25
+    sentence_words: int = 3
     explanation_lm: float = -4.64
+    word_order: float = -0.285
     other_script: float = 0.5
     label_margin: float = 1.83
+    negation_gain: float = 5.5
     baseline_ceiling: float = -0.01
 
     def to_dict(self) -> dict[str, Any]:
@@ -154,6 +178,69 @@ def label_words(rationale: str, record: Mapping[str, Any], label_set: Sequence[s
     return found
 
 
+def least_grounded_sentence(rationale: str, record: Mapping[str, Any], min_words: int = 3) -> tuple[str, float] | None:
+    """Of an explanation of two sentences or more (each with a content word), the sentence of at least ``min_words``
+    content stems with the smallest share of them found in the input
+    (:func:`~larev_hf.leakage.rationale_leakage.content_stems`), and that share; ``None`` for one sentence, which the
+    explanation's own grounding already judges, or where no sentence is long enough to judge apart (a short clause
+    such as "they can not be both places at once" often argues from common sense without naming the input)."""
+    from larev_hf.leakage.rationale_leakage import content_stems, input_content_stems, sentences
+
+    stems = input_content_stems(record)
+    judged = [(sentence.strip(), own) for sentence in sentences(rationale) if (own := content_stems(sentence))]
+    shares = [(sentence, len(own & stems) / len(own)) for sentence, own in judged if len(own) >= min_words]
+    return min(shares, key=lambda pair: pair[1]) if len(judged) >= 2 and shares else None
+
+
+def content_word_permutations(text: str, count: int, seed: int = 0) -> list[str]:
+    """``count`` seeded permutations of ``text``'s content words among their positions (words of three letters or
+    more that are not stop words, :data:`~larev_hf.leakage.attribution.STOP_WORDS`; the rest stays in place); none
+    where fewer than two distinct content words could trade places."""
+    from larev_hf.leakage.attribution import STOP_WORDS
+
+    spans = [m.span() for m in _WORD.finditer(text) if len(m.group()) > 2 and m.group().lower() not in STOP_WORDS]
+    found = [text[a:b] for a, b in spans]
+    if len({w.lower() for w in found}) < 2:
+        return []
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        order = rng.permutation(len(found))
+        pieces, last = [], 0
+        for (start, end), k in zip(spans, order, strict=True):
+            pieces += [text[last:start], found[k]]
+            last = end
+        out.append("".join(pieces) + text[last:])
+    return out
+
+
+def word_order_margins(records: Sequence[Mapping[str, Any]], state: Mapping[str, Any], permutations: int = 32,
+                       seed: int = 0) -> np.ndarray:
+    """Per record, how much more likely the explanation language model (``state``: the calibration's
+    ``explanation_lm`` text model) finds the explanation as written than in the likeliest of ``permutations`` seeded
+    orders of its content words (:func:`content_word_permutations`): EL(r, x) − max EL(π(r), x), in nats per word;
+    NaN where r has fewer than two distinct content words. Good explanations differ by a nat or more per word in EL
+    itself, but each is likelier in its own order than in most others; shuffled words are one random order among
+    them, so some other order is about as likely (the margin is near or below 0)."""
+    from larev_hf.methods.explanation_lm import fitted_language_model
+    from larev_hf.methods.heuristics import input_text
+
+    model, copy = fitted_language_model(tuple(state["explanations"]), int(state["order"])), float(state["copy"])
+    out = np.full(len(records), np.nan)
+    for i, record in enumerate(records):
+        text, source = str(record["rationale"]), input_text(record)
+        if shuffled := content_word_permutations(text, permutations, seed):
+            out[i] = model.mean_log_probability(text, source, copy) - max(
+                model.mean_log_probability(t, source, copy) for t in shuffled)
+    return out
+
+
+def negation_toggles(rationale: str, limit: int = 4) -> list[str]:
+    """The explanation with one negation inserted or removed (:func:`~larev_hf.data.negation.negation_edits`),
+    at most ``limit`` edits in text order: what *contradicts the label* compares the explanation with."""
+    return [text for _, text in negation_edits(rationale)[:limit]]
+
+
 def other_script_share(rationale: str, script: str = "LATIN") -> float:
     """The share of the explanation's letters whose Unicode name is not of ``script`` (0 for no letters)."""
     letters = [c for c in rationale if c.isalpha()]
@@ -179,17 +266,24 @@ class Finding:
         detail = {
             "truncated": lambda: f"{e.get('tokens_kept')} of {e.get('tokens')} tokens kept",
             "other_script": lambda: f"{e['share']:.0%} of letters",
-            "contradicts": lambda: f"reads {e['reads']}, {e['margin']:+.2f} nats",
+            "contradicts": lambda: f"reads {e['reads']}, {e['margin']:+.2f} nats" if "negation_gain" not in e
+            else f"a negation toggled reads the label {e['negation_gain']:+.2f} nats better",
             "states_label": lambda: ", ".join(repr(w) for w in e["words"]),
             "copies_input": lambda: f"the whole {e['restates']}" if e.get("restates")
             else f"{e['share']:.0%} from the {e['field']}",
-            "off_topic": lambda: f"{e['grounding']:.0%} of words in the input",
-            "not_explanation": lambda: f"{e['per_word']:.2f} nats/word",
+            "off_topic": lambda: f"{e['grounding']:.0%} of words in the input" if "sentence" not in e
+            else f"{_clip(e['sentence'])!r}: {e['sentence_grounding']:.0%} of its words in the input",
+            "not_explanation": lambda: f"{e['per_word']:.2f} nats/word" if "word_order" not in e
+            else f"its word order {e['word_order']:+.2f} nats/word over shuffled",
         }.get(self.name)
         return self.title if detail is None else f"{self.title} ({detail()})"
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, **self.evidence}
+
+
+def _clip(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else f"{text[:width - 1]}…"
 
 
 def _value(columns: Mapping[str, Any] | None, name: str, i: int) -> float | None:
@@ -201,7 +295,9 @@ def _value(columns: Mapping[str, Any] | None, name: str, i: int) -> float | None
 def find(records: Sequence[Mapping[str, Any]], thresholds: FindingThresholds, *,
          label_set: Sequence[str] | None = None, features: Mapping[str, Any] | None = None,
          label_margin: Sequence[float] | None = None, read_label: Sequence[str | None] | None = None,
-         tokens: Sequence[int] | None = None, max_tokens: int | None = None) -> list[list[Finding]]:
+         negation_gain: Sequence[float] | None = None, negation_text: Sequence[str | None] | None = None,
+         word_order: Sequence[float] | None = None, tokens: Sequence[int] | None = None,
+         max_tokens: int | None = None) -> list[list[Finding]]:
     """The findings of each record's explanation, strongest first (:data:`FINDINGS`' order).
 
     Args:
@@ -212,6 +308,11 @@ def find(records: Sequence[Mapping[str, Any]], thresholds: FindingThresholds, *,
             :class:`~larev_hf.hub.scoring.BundleScores` carries them; a finding whose feature is absent is skipped.
         label_margin, read_label: per row, log p(given label) − the best other label's, and that label
             (:meth:`~larev_hf.hub.scoring.BundleScoring.label_margins`); ``None`` skips *contradicts the label*.
+        negation_gain, negation_text: per row, the most the given label's margin rises when one negation of the
+            explanation is toggled (:func:`negation_toggles`), and that text (NaN, ``None``: no negation to toggle);
+            ``None`` skips that half of *contradicts the label*.
+        word_order: per row, :func:`word_order_margins` (NaN: too few words); ``None`` skips that half of *does not
+            read as an explanation*.
         tokens, max_tokens: per row, the evaluator input's length in tokens, and how many it keeps.
     """
     out: list[list[Finding]] = []
@@ -230,25 +331,44 @@ def find(records: Sequence[Mapping[str, Any]], thresholds: FindingThresholds, *,
         script = other_script_share(rationale)
         if script >= thresholds.other_script:
             found.append(Finding("other_script", {"share": script}))
-        if label_margin is not None and label_margin[i] is not None and np.isfinite(label_margin[i]) \
-                and label_margin[i] < -thresholds.label_margin:
-            found.append(Finding("contradicts", {"reads": read_label[i] if read_label else None,
-                                                 "margin": float(label_margin[i])}))
+        if label_margin is not None and label_margin[i] is not None and np.isfinite(label_margin[i]):
+            gain = _finite(negation_gain, i)
+            flipped = gain is not None and gain >= thresholds.negation_gain
+            if label_margin[i] < -thresholds.label_margin or flipped:
+                evidence = {"reads": read_label[i] if read_label else None, "margin": float(label_margin[i])}
+                if flipped:
+                    evidence.update(negation_gain=gain, negation_toggled=negation_text[i] if negation_text else None)
+                found.append(Finding("contradicts", evidence))
         named = label_words(rationale, record, label_set)
         if named:
             found.append(Finding("states_label", {"words": named,
                                                   "verbalization": _verbalization(record)}))
         copy = copied_runs(rationale, record, thresholds.copy_run)
-        if copy["share"] >= thresholds.copy_share or copy.get("restates"):
+        if copy["share"] >= thresholds.copy_share or copy.get("restates") and copy["share"] >= thresholds.restate_share:
             found.append(Finding("copies_input", copy))
         grounding = _value(features, "grounding", i)
-        if grounding is not None and grounding <= thresholds.grounding:
-            found.append(Finding("off_topic", {"grounding": grounding}))
-        per_word = _value(features, "explanation_lm", i)
-        if per_word is not None and per_word <= thresholds.explanation_lm:
-            found.append(Finding("not_explanation", {"per_word": per_word, "threshold": thresholds.explanation_lm}))
+        sentence = least_grounded_sentence(rationale, record, thresholds.sentence_words)
+        padded = sentence is not None and sentence[1] <= thresholds.sentence_grounding
+        if (grounding is not None and grounding <= thresholds.grounding) or padded:
+            evidence = {} if grounding is None else {"grounding": grounding}
+            if padded:
+                evidence.update(sentence=sentence[0], sentence_grounding=sentence[1])
+            found.append(Finding("off_topic", evidence))
+        per_word, order = _value(features, "explanation_lm", i), _finite(word_order, i)
+        shuffled = order is not None and order <= thresholds.word_order
+        if (per_word is not None and per_word <= thresholds.explanation_lm) or shuffled:
+            evidence = {"per_word": per_word, "threshold": thresholds.explanation_lm}
+            if shuffled:
+                evidence.update(word_order=order, word_order_threshold=thresholds.word_order)
+            found.append(Finding("not_explanation", evidence))
         out.append(sorted(found, key=lambda f: list(FINDINGS).index(f.name)))
     return out
+
+
+def _finite(values: Sequence[float] | None, i: int) -> float | None:
+    if values is None or values[i] is None or not np.isfinite(values[i]):
+        return None
+    return float(values[i])
 
 
 def _verbalization(record: Mapping[str, Any]) -> str | None:

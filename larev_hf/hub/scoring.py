@@ -67,6 +67,14 @@ class BundleScores:
     #: that label (:meth:`BundleScoring.label_margins`), where it was asked for
     label_margin: np.ndarray | None = None
     read_label: list[str] | None = None
+    #: per row, the most its label margin rises with one negation of the explanation toggled, and that text (NaN,
+    #: ``None``: nothing to toggle; :meth:`BundleScoring.negation_gains`), where label margins were asked for
+    negation_gain: np.ndarray | None = None
+    negation_text: list[str | None] | None = None
+    #: per row, how much more likely the explanation language model finds the explanation's own word order than
+    #: shuffled orders of its content words (:func:`~larev_hf.hub.findings.word_order_margins`), where the
+    #: calibration carries that model
+    word_order: np.ndarray | None = None
     #: per row, the evaluator input's length in tokens, and how many scoring keeps (:meth:`BundleScoring.input_tokens`)
     input_tokens: np.ndarray | None = None
     max_input_tokens: int | None = None
@@ -265,6 +273,26 @@ class BundleScoring:
             read.append(labels[best])
         return margins, read
 
+    def negation_gains(self, records: Sequence[Mapping[str, Any]], scorers: Sequence[Any], margins: np.ndarray,
+                       progress: bool = False) -> tuple[np.ndarray, list[str | None]]:
+        """Per record, the largest rise of its label margin (:meth:`label_margins`) when one negation of its
+        explanation is toggled (:func:`~larev_hf.hub.findings.negation_toggles`), and the toggled text: high where
+        the explanation's polarity argues against its label, as in an explanation with a negation flipped. NaN and
+        ``None`` where there is no negation to insert or remove."""
+        owners, toggled = [], []
+        for i, record in enumerate(records):
+            for text in finding_rules.negation_toggles(str(record["rationale"])):
+                owners.append(i)
+                toggled.append({**{k: v for k, v in record.items() if k != "baseline"}, "rationale": text})
+        gains, texts = np.full(len(records), np.nan), [None] * len(records)
+        if not toggled:
+            return gains, texts
+        toggled_margins, _ = self.label_margins(toggled, scorers, progress)
+        for i, record, margin in zip(owners, toggled, toggled_margins, strict=True):
+            if np.isnan(gains[i]) or margin - margins[i] > gains[i]:
+                gains[i], texts[i] = float(margin - margins[i]), record["rationale"]
+        return gains, texts
+
     def score(self, records: Sequence[Mapping[str, Any]], *, batch_size: int = 64, progress: bool = False,
               relative: bool = False, check_labels: bool = False) -> BundleScores:
         """Score validated schema records (:meth:`records`): per-example scores in nats (higher = more new label
@@ -279,7 +307,8 @@ class BundleScoring:
                 explanations across instances worse than the raw score on the SNLI acceptability judgments
                 (docs/hub.md), so it is off by default.
             check_labels (`bool`, *optional*, defaults to `False`): also score each explanation under every label
-                (:meth:`label_margins`, one pass per label) for the finding *contradicts the label*.
+                (:meth:`label_margins`, one pass per label), and so its negation-toggled texts
+                (:meth:`negation_gains`), for the finding *contradicts the label*.
         """
         bundle = self.bundle
         config, models = bundle.config, bundle.models
@@ -290,9 +319,11 @@ class BundleScoring:
         results = [scorer.score(records=scored, rationales=[r["rationale"] for r in scored], progress=progress)
                    for scorer in scorers]
         scores, log_p_rationale, log_p_baseline, seed_scores = ensemble_mean(results)
-        calibrated = features = contributions = intercept = None
+        calibrated = features = contributions = intercept = order = None
         if config.calibration is not None:
             calibration = Calibration.from_dict(config.calibration)
+            if "explanation_lm" in calibration.text_models:
+                order = finding_rules.word_order_margins(records, calibration.text_models["explanation_lm"])
             features = calibration_columns(calibration, config.method, scores, records)
             parts = calibration.contributions(features)
             contributions = {name: parts[:, j] for j, name in enumerate(calibration.features)}
@@ -303,11 +334,14 @@ class BundleScoring:
             vacuous = ensemble_mean([scorer.score(records=scored, rationales=[r["baseline"] for r in scored],
                                                   progress=progress) for scorer in scorers])[0]
         margins = self.label_margins(records, scorers, progress) if check_labels and needed else None
+        gains = None if margins is None else self.negation_gains(records, scorers, margins[0], progress)
         lengths = self.input_tokens(scored) if needed else None
         thresholds = FindingThresholds.from_dict(config.findings)
         found = finding_rules.find(records, thresholds, label_set=config.label_set, features=features,
                                    label_margin=None if margins is None else margins[0],
                                    read_label=None if margins is None else margins[1],
+                                   negation_gain=None if gains is None else gains[0],
+                                   negation_text=None if gains is None else gains[1], word_order=order,
                                    tokens=None if lengths is None else lengths[0],
                                    max_tokens=None if lengths is None else lengths[1])
         informative = np.asarray(log_p_baseline) < thresholds.baseline_ceiling if needed else None
@@ -321,6 +355,8 @@ class BundleScoring:
                             contributions=contributions, calibration_intercept=intercept,
                             label_margin=None if margins is None else margins[0],
                             read_label=None if margins is None else margins[1],
+                            negation_gain=None if gains is None else gains[0],
+                            negation_text=None if gains is None else gains[1], word_order=order,
                             input_tokens=None if lengths is None else lengths[0],
                             max_input_tokens=None if lengths is None else lengths[1], findings=found,
                             raw_informative=informative)

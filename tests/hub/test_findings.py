@@ -16,7 +16,15 @@ from larev_hf.cli import main
 from larev_hf.hub import EvaluatorBundle, named
 from larev_hf.hub.config import read_bundle_config
 from larev_hf.hub.console import format_explanation_table
-from larev_hf.hub.findings import FINDINGS, FindingThresholds, copied_runs, find
+from larev_hf.hub.findings import (
+    FINDINGS,
+    FindingThresholds,
+    copied_runs,
+    find,
+    least_grounded_sentence,
+    negation_toggles,
+    word_order_margins,
+)
 from larev_hf.hub.inputs import build_records
 from larev_hf.io import DataError, read_jsonl
 
@@ -32,7 +40,11 @@ def record(rationale: str, label: str = "entailment") -> dict:
 
 
 def names(rationale: str, **kwargs) -> list[str]:
-    [found] = find([record(rationale)], FindingThresholds(), label_set=NLI, **kwargs)
+    return names_with(rationale, FindingThresholds(), **kwargs)
+
+
+def names_with(rationale: str, thresholds: FindingThresholds, **kwargs) -> list[str]:
+    [found] = find([record(rationale)], thresholds, label_set=NLI, **kwargs)
     return [f.name for f in found]
 
 
@@ -70,6 +82,59 @@ def test_findings_read_the_calibration_features_and_the_evaluator_where_given() 
     assert found[1] == []
     # without the features or the evaluator's margins, those findings are not guessed
     assert names("Cats like warm sofas.") == []
+
+
+def test_a_sentence_that_names_nothing_of_the_input_is_named_with_that_sentence() -> None:
+    padded = f"{GOOD} Many people have seen situations like this one."
+    [[finding]] = find([record(padded)], FindingThresholds(), label_set=NLI)
+    assert finding.name == "off_topic" and finding.evidence["sentence"] == "Many people have seen situations like this one."
+    assert finding.evidence["sentence_grounding"] == 0.0 and "grounding" not in finding.evidence  # no feature given
+    assert "Many people have seen" in finding.short()
+    # two sentences, each about the input; one sentence, judged by the explanation's own grounding instead
+    assert names(f"{GOOD} The man rides on a street.") == []
+    assert least_grounded_sentence(GOOD, record(GOOD)) is None
+    assert least_grounded_sentence(padded, record(padded)) == ("Many people have seen situations like this one.", 0.0)
+    assert names(f"{GOOD} Nobody knows.") == []  # a clause too short to judge apart (sentence_words)
+    # a sentence half about the input fires only under a threshold that allows it
+    half = f"{GOOD} The man likes cold soup on a street."  # 2 of its 5 content stems in the input
+    assert names(half) == [] and names_with(half, FindingThresholds(sentence_grounding=0.5)) == ["off_topic"]
+
+
+def test_shuffled_words_are_named_by_their_word_order_and_the_explanation_in_its_own_order_is_not() -> None:
+    corpus = ["a man riding a bike down a street is outdoors .", "a woman riding a horse down a road is outdoors .",
+              "a dog running in a park is outdoors .", "a child playing in a field is outside ."] * 5
+    state = {"explanations": corpus, "order": 3, "copy": 0.2}
+    texts = ["A man riding a bike down a street is outdoors.", "street bike riding a man down a outdoors is."]
+    margins = word_order_margins([record(t) for t in texts], state)
+    assert margins[0] >= 0 > margins[1]  # its own order is the likeliest; a shuffle is beaten by another order
+    assert np.isnan(word_order_margins([record("The man.")], state)[0])  # one content word: nothing to reorder
+    thresholds = FindingThresholds(word_order=-0.1)
+    found = find([record(t) for t in texts], thresholds, label_set=NLI, word_order=margins)
+    assert found[0] == [] and [f.name for f in found[1]] == ["not_explanation"]
+    assert found[1][0].evidence["word_order"] == margins[1] and "word order" in found[1][0].short()
+
+
+def test_an_explanation_whose_toggled_negation_reads_the_label_better_contradicts_it() -> None:
+    assert negation_toggles("A man is not outdoors.") == ["A man is outdoors."]
+    assert negation_toggles("A man is outdoors.") == ["A man is not outdoors."]
+    thresholds = FindingThresholds()
+    drifted = record("A street is not outdoors, so a man riding down it is outdoors.")
+    found = find([drifted, record(GOOD)], thresholds, label_set=NLI, label_margin=[0.5, 0.5],
+                 read_label=["neutral", "neutral"], negation_gain=[thresholds.negation_gain + 1, float("nan")],
+                 negation_text=["A street is outdoors, so a man riding down it is outdoors.", None])
+    assert [f.name for f in found[0]] == ["contradicts"] and found[1] == []
+    assert found[0][0].evidence["negation_toggled"].startswith("A street is outdoors")
+    assert "negation toggled" in found[0][0].short()
+    # a gain under the threshold, with the given label read best, is no finding
+    assert find([drifted], thresholds, label_set=NLI, label_margin=[0.5], read_label=["neutral"],
+                negation_gain=[thresholds.negation_gain - 1], negation_text=["x"]) == [[]]
+
+
+def test_a_restatement_inside_an_argument_of_its_own_is_not_a_copy_where_it_copies_little() -> None:
+    argued = "we have no idea if the man is outdoors or not, he could be in a garage or in a shop all day"
+    assert copied_runs(argued, record(argued), 5)["restates"] == "hypothesis"
+    assert names(argued) == []  # the whole claim restated, but no run of it copied: under restate_share
+    assert names_with(argued, FindingThresholds(restate_share=0.0)) == ["copies_input"]
 
 
 def test_empty_whitespace_truncated_and_other_script_are_findings() -> None:
@@ -174,6 +239,9 @@ def test_contributions_sum_to_the_calibrated_score_on_every_row_of_a_build(calib
         < 1e-6
     assert len(out["findings"]) == len(records) and len(result.label_margin) == len(records)
     assert set(result.read_label) <= set(bundle.config.label_set)
+    # every label statement has a negation to toggle ("is" → "is not"); no explanation LM in this calibration
+    assert len(result.negation_gain) == len(records) and np.isfinite(result.negation_gain[2::3]).all()
+    assert result.negation_text[2].startswith("The answer is not") and result.word_order is None
 
 
 def _every_row(bundle: EvaluatorBundle) -> list[dict]:
