@@ -19,7 +19,8 @@ from larev_hf.hub.findings import FINDINGS
 #: What each column means, for the console and the report.
 COLUMN_NOTES = {
     "score": "nats of label information the explanation adds over the evaluator's reference without it: > 0 it adds "
-             "information for the label, 0 nothing new (a restatement, a bare label statement), < 0 it points away "
+             "information for the label, 0 nothing new (a copy of the input, a generic sentence, a bare label "
+             "statement), < 0 it points away "
              "from the label ('ceiling' where the evaluator is already certain of the label from its reference, the "
              "thesis's LAREV and REV: no explanation can add to it, so read the calibrated score)",
     "label_centred": "the score minus its label's mean gold score on the evaluator's test split: comparable across "
