@@ -6,9 +6,9 @@ The layers, bottom-up; no module imports one above it (``docs/architecture.md``)
 ``scores`` (CVI scores, summaries, LAS/RQ arithmetic) → ``leakage`` / ``training`` / ``rora`` (attributions,
 environments, trainers, the simulator, RoRA's machinery) → ``methods`` (one module per metric and the registry) →
 ``report`` (tables and plots of a report dict) → ``config`` / ``runner`` / ``pipeline`` (settings per concern, the
-generic stage runner, the run) → ``hub`` / ``metric`` (bundles, ``evaluate`` modules) → ``meta`` (VARSuite and
-agreement with people) → ``explain`` (what VARIF and FRAME share) → ``varif`` / ``frame`` →
-``cli`` (the ``larev-hf`` command).
+generic stage runner, the run) → ``hub`` (bundles) → ``meta`` (VARSuite and agreement with people) →
+``evaluators`` / ``metric`` (a named evaluator found or built, the ``evaluate`` modules' code) → ``explain`` (what
+VARIF and FRAME share) → ``varif`` / ``frame`` → ``cli`` (the ``larev-hf`` command).
 """
 
 from __future__ import annotations

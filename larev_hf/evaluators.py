@@ -42,7 +42,7 @@ class BuildProgress:
     """One line per finished stage of a build: which step, the stage, its time and about how long is left.
 
     ``expected`` maps each stage, as ``<directory relative to the build's>/<stage>`` (``run/phi_la``,
-    ``human/attacks/validation/score-larev``), to its expected seconds (the recipe's, measured on 2 CPU cores); what is
+    ``human/attacks/validation/score-larev``), to its expected seconds (the recipe's: docs/hub.md, "The recipes"); what is
     left is the expected time of the stages still to come times this machine's pace so far (actual over expected
     seconds of the stages done, once :data:`MIN_PACE_SECONDS` of them are), so a faster or slower machine is corrected
     for after the first long stage.
@@ -90,7 +90,7 @@ def build_recipe(recipe: named.EvaluatorRecipe, directory: Path, data_dir: str |
     calibration_file = recipe.calibration_file(root)
     steps = recipe.commands(root, directory)
     say(f"building the {recipe.name!r} evaluator into {directory} (once; later uses load it): about "
-        f"{recipe.minutes:.0f} minutes on 2 CPU cores. The same as:")
+        f"{recipe.minutes:.0f} minutes on {named.TIMED_ON}. The same as:")
     for title, arguments in steps:
         say(f"  {title}: larev-hf {' '.join(arguments)}")
     if recipe.judgments and calibration_file is None:

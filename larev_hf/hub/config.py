@@ -12,7 +12,7 @@ from typing import Any
 from larev_hf import __version__
 from larev_hf.data.schema import TASKS
 from larev_hf.io import read_json
-from larev_hf.methods import exportable_methods, get_method
+from larev_hf.methods import exportable_methods, get_method, text_features
 
 #: File names inside a bundle (module-level constants, as SetFit and transformers keep them).
 CONFIG_NAME = "config_larev.json"
@@ -21,9 +21,6 @@ MODEL_CARD_NAME = "README.md"
 #: A published named evaluator's recipe (:mod:`larev_hf.hub.published`); other bundles have none.
 RECIPE_NAME = "recipe.json"
 TOKENIZER_DIR = "tokenizer"
-#: Scores of the text alone that a bundle's calibration may read beside its method's own score (metric baselines).
-CALIBRATION_TEXT_FEATURES = ("length", "rouge_l", "grounding", "copied_span", "copy_excess", "premise_link",
-                             "explanation_lm")
 #: Version of the bundle layout; bumped when a reader of the old layout could misread the new one.
 FORMAT_VERSION = 1
 
@@ -111,7 +108,7 @@ class BundleConfig:
         if self.calibration is not None:
             from larev_hf.scores.calibration import Calibration
 
-            readable = {self.method, *CALIBRATION_TEXT_FEATURES}
+            readable = {self.method, *text_features()}
             calibration = Calibration.from_dict(self.calibration)
             if unreadable := [f for f in calibration.features if f not in readable]:
                 raise ValueError(f"calibration reads {unreadable}, which a {self.method} bundle cannot compute; it can "
@@ -190,3 +187,12 @@ def read_bundle_config(root: str | os.PathLike) -> BundleConfig:
     if not isinstance(values, dict):
         raise ValueError(f"{path}: expected a JSON object, got {type(values).__name__}")
     return BundleConfig.from_dict(values, source=str(path))
+
+
+def __getattr__(name: str) -> Any:
+    """``CALIBRATION_TEXT_FEATURES``: the scores of the text alone that a bundle's calibration may read beside its
+    method's own, read from the method registry each time (:func:`larev_hf.methods.text_features`), so a feature
+    registered later is among them."""
+    if name == "CALIBRATION_TEXT_FEATURES":
+        return text_features()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,9 +27,9 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from larev_hf.io import read_json
 
@@ -57,8 +57,8 @@ def as_flags(settings: Mapping[str, Any]) -> list[str]:
 @dataclass(frozen=True)
 class EvaluatorRecipe:
     """How one named evaluator is built: the run's settings, the judged file and features of its calibration, and the
-    build time measured on this project's 2-core CPU (the estimate a first use prints, per stage for the progress
-    line's estimate of what is left)."""
+    build's expected time (the estimate a first use prints, per stage for the progress line's estimate of what is
+    left; ``docs`` names the section that measures it)."""
 
     name: str
     description: str
@@ -75,21 +75,33 @@ class EvaluatorRecipe:
     human: Mapping[str, Any] = field(default_factory=dict)
     #: export even if the trust check fails (test recipes only: an offered recipe must pass it)
     force_export: bool = False
+    #: the whole build's expected minutes
     minutes: float = 0.0
-    #: expected seconds of each stage on 2 CPU cores, ``<directory>/<stage>`` (``run/phi_la``), for the progress line
+    #: each stage's expected seconds, ``<directory>/<stage>`` (``run/phi_la``), for the progress line
     stage_seconds: Mapping[str, float] = field(default_factory=dict)
     aliases: tuple[str, ...] = field(default=())
     #: the Hub model repo this recipe's bundle is published in (``larev-hf evaluators build NAME --push-to-hub REPO``);
     #: ``None``: not published, so a first use builds it
     hub_repo: str | None = None
+    #: the doc section that explains the recipe's settings and measures its build and its quality
+    docs: str = ""
 
     @property
     def fingerprint(self) -> str:
-        """A hash of everything that changes the bundle (not the description, the time estimates, the aliases or where
-        it is published: publishing a recipe keeps its cache directory's name)."""
+        """A hash of everything that changes the bundle (not the description, the time estimates, the aliases, the
+        doc or where it is published: publishing a recipe keeps its cache directory's name)."""
         content = {key: value for key, value in asdict(self).items()
-                   if key not in ("description", "minutes", "stage_seconds", "aliases", "hub_repo")}
+                   if key not in ("description", "minutes", "stage_seconds", "aliases", "hub_repo", "docs")}
         return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:12]
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> EvaluatorRecipe:
+        """A recipe from its entry of a recipes file (lists where the recipe keeps tuples); an unknown key raises a
+        ``ValueError`` naming it."""
+        known = {f.name for f in fields(cls)}
+        if unknown := sorted(set(values) - known):
+            raise ValueError(f"recipe {values.get('name')!r}: unknown keys {unknown}; expected some of {sorted(known)}")
+        return cls(**{**values, **{key: tuple(values[key]) for key in ("calibrate", "aliases") if key in values}})
 
     @property
     def method(self) -> str:
@@ -144,80 +156,44 @@ class EvaluatorRecipe:
         return path if path.is_file() else None
 
 
-def stage_seconds(method: str, rationale_model: str, rationale_model_seconds: float) -> dict[str, float]:
-    """Each stage's seconds in a build of an e-SNLI recipe scored with ``method`` (whose evaluator is
-    ``models/<rationale_model>``) alone on this project's 2-core CPU (AMX), from the builds' stage markers
-    (docs/hub.md, "What a build costs"): the progress line's estimate of what is left."""
-    return {
-        "run/data": 0.2, "run/tokenizer": 0.1, "run/phi_base": 36, "run/phi": 45, "run/ig": 0, "run/environments": 0,
-        f"run/{rationale_model}": rationale_model_seconds, f"run/score-{method}": 30, f"run/report-{method}": 1,
-        **{f"human/attacks/{split}/{stage}": seconds for split in ("validation", "train")
-           for stage, seconds in (("suite", 0.4), (f"score-{method}", 37), ("score-explanation_lm", 4),
-                                  ("score-copied_span", 1.5), ("score-grounding", 1.4), ("score-copy_excess", 1.3),
-                                  ("score-premise_link", 1.2))},
-        "human/judged": 0.2, f"human/score-{method}": 41, "human/score-explanation_lm": 3, "human/score-copied_span": 2,
-        "human/score-grounding": 2, "human/score-copy_excess": 2, "human/score-premise_link": 2.4,
-    }
+#: The recipes as data: each recipe's settings, its expected build time and the doc section that measures it.
+RECIPES_FILE = Path(__file__).with_name("recipes.json")
 
 
-#: The e-SNLI recipe's settings besides the method it scores with: the pretrained MiniLM backbone on 500 training
-#: rows, trained and scored in bf16 where the CPU has bf16 arithmetic, with LAREV's leakage term the label's words that
-#: the template baseline states (every term IG picks lies inside them, docs/scale.md); the robust calibration on the
-#: SNLI acceptability judgments, chosen by the paired win rate of the gold over each attack (docs/human.md,
-#: "Candidate recipes for the calibrated score"; docs/hub.md, "What a build costs").
-_ESNLI_RUN = {"backbone": "minilm2minilm", "max_train_examples": 500, "max_eval_examples": 500, "seed": 0,
-              "bf16": True, "leakage_term": "verbalization", "explanation_lm_corpus": "dataset"}
-#: LAREV-NI's reading of a rationale in the ``esnli`` recipe, stated in the recipe (so its fingerprint names it): copies
-#: of the input masked and sentences that name nothing of it dropped (docs/method.md, "8c").
-_ESNLI_NEW_INFORMATION = {"input_copies": "mask", "copy_run": 4, "ungrounded_sentences": "drop"}
-_ESNLI_FEATURES = ("explanation_lm", "copied_span", "grounding", "copy_excess", "premise_link")
-_ESNLI_HUMAN = {"half": "held", "baseline_columns": ["gpt3_nll:lower"], "robustness_report_split": "none",
-                "robustness_statistic": "paired"}
+class RecipeFile(NamedTuple):
+    """What a recipes file (:data:`RECIPES_FILE`'s layout) holds."""
+
+    #: the recipes by name
+    recipes: dict[str, EvaluatorRecipe]
+    #: each task without a recipe, with the reason a user is told
+    not_offered: dict[str, str]
+    #: the other names of those tasks
+    not_offered_aliases: dict[str, str]
+    #: the machine the recipes' ``minutes`` and ``stage_seconds`` were timed on, as a first use names it
+    timed_on: str
 
 
-def _esnli_recipe(name: str, method: str, description: str, rationale_model: str, rationale_model_seconds: float,
-                  minutes: float, aliases: tuple[str, ...] = (), method_run: Mapping[str, Any] | None = None
-                  ) -> EvaluatorRecipe:
-    return EvaluatorRecipe(
-        name=name, description=description, dataset="esnli", data_subdir="esnli", hub_dataset="esnli",
-        run={"method": method, **_ESNLI_RUN, **(method_run or {})}, judgments="snli_accept_train.jsonl",
-        calibrate=(method, *_ESNLI_FEATURES), human=dict(_ESNLI_HUMAN), minutes=minutes, aliases=aliases,
-        stage_seconds=stage_seconds(method, rationale_model, rationale_model_seconds))
+def load_recipes(path: str | os.PathLike = RECIPES_FILE) -> RecipeFile:
+    """A recipes file read and checked (an unknown key of a recipe raises a ``ValueError``)."""
+    values = read_json(path)
+    withheld = values.get("not_offered", [])
+    return RecipeFile(recipes={recipe.name: recipe for recipe in map(EvaluatorRecipe.from_dict, values["recipes"])},
+                      not_offered={entry["task"]: entry["reason"] for entry in withheld},
+                      not_offered_aliases={alias: entry["task"] for entry in withheld
+                                           for alias in entry.get("aliases", [])},
+                      timed_on=str(values.get("timed_on", "the machine its docs name")))
 
 
-#: The recommended recipe per task. e-SNLI (``esnli``): the new information a rationale adds (LAREV-NI,
-#: docs/method.md, "New information"), which can credit an explanation (positive) and pays nothing for a label it
-#: states; ``esnli-larev`` is the same recipe scored with the thesis's LAREV, for reproduction. None is published on the
-#: Hub yet (``hub_repo=None``): once a maintainer has pushed a build (``larev-hf evaluators build esnli --push-to-hub
-#: ORG/REPO``), setting ``hub_repo="ORG/REPO"`` here lets a first use download it instead of building (the fingerprint
-#: is unchanged).
-RECIPES: dict[str, EvaluatorRecipe] = {recipe.name: recipe for recipe in (
-    _esnli_recipe("esnli", "larev_ni", "NLI (premise, hypothesis, label); e-SNLI, MiniLM, new information "
-                  "(LAREV-NI), robust calibration", "phi_ni", 290, minutes=10.5, aliases=("nli", "snli"),
-                  method_run=_ESNLI_NEW_INFORMATION),
-    _esnli_recipe("esnli-larev", "larev", "NLI; e-SNLI, MiniLM, the thesis's LAREV (its score is at most about 0: "
-                  "for reproduction), robust calibration", "phi_la", 147, minutes=8.0, aliases=("esnli-thesis",)),
-)}
-
+#: The recommended recipe per task (:data:`RECIPES_FILE`; docs/hub.md, "The recipes", says why each setting). A
+#: published build is used once a recipe names its ``hub_repo``, which leaves the fingerprint unchanged.
+RECIPES: dict[str, EvaluatorRecipe]
 #: Tasks with no named evaluator, and why: a recipe is offered only where its bundle passes ``export``'s trust check.
-NOT_OFFERED: dict[str, str] = {
-    "commonsenseqa": "the recipe (MiniLM on 2,000 CoS-E training rows) does not pass its own trust check, so its "
-                     "build ends in `export` refusing the bundle after about 22 minutes: Φ_LA is right on 59.6% of the "
-                     "475 test questions with the gold CoS-E explanation (chance 33.3%) and on 62.9% with the vacuous "
-                     "baseline alone, Gold − Vacuous is −0.661 nats [−0.786, −0.534], and Φ_base reads the answer from "
-                     "the baseline alone on 66.9% (measured with `larev-hf evaluators build commonsenseqa --data-dir "
-                     "../shared/data`, 1,344 s on 2 CPU cores; docs/cli.md, '`larev-hf evaluators`'). Train an evaluator of your own (`larev-hf run --dataset "
-                     "cose` with a larger backbone or more training rows) and check its report's accuracy against the "
-                     "trust check before `larev-hf export`",
-    "strategyqa": "no offline backbone learns StrategyQA from its facts, so no bundle of one passes the trust check: "
-                  "those that do not read the answer off the baseline are right on 53-61% of its test questions with "
-                  "the gold facts (always 'no': 53.3%; the best offline model, MiniLM fine-tuned on all 1,832 training questions, 60.3%; "
-                  "docs/human.md, 'Can an offline evaluator learn StrategyQA at all?'). Train one with a backbone that "
-                  "knows the facts' world, e.g. `larev-hf run --dataset strategyqa --backbone t5-large`, and check "
-                  "its report's accuracy before `larev-hf export`",
-}
+NOT_OFFERED: dict[str, str]
 #: Other names of the tasks in :data:`NOT_OFFERED` (the aliases their recipes had), answered with the same reason.
-NOT_OFFERED_ALIASES: dict[str, str] = {"cose": "commonsenseqa", "csqa": "commonsenseqa"}
+NOT_OFFERED_ALIASES: dict[str, str]
+#: The machine the recipes' time estimates were measured on.
+TIMED_ON: str
+RECIPES, NOT_OFFERED, NOT_OFFERED_ALIASES, TIMED_ON = load_recipes()
 
 
 def withdrawn(name: str) -> str | None:

@@ -18,12 +18,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from larev_hf.hub import findings as finding_rules
-from larev_hf.hub.config import CALIBRATION_TEXT_FEATURES, BundleConfig
+from larev_hf.hub.config import BundleConfig
 from larev_hf.hub.findings import Finding, FindingThresholds
 from larev_hf.hub.inputs import INSTANCE_ID, build_records
 from larev_hf.hub.models import BundleModels
 from larev_hf.io import DataError
-from larev_hf.methods import Method, get_method
+from larev_hf.methods import Method, get_method, text_features
 from larev_hf.scores.calibration import Calibration
 from larev_hf.scores.ranking import within_instance_ranks
 
@@ -151,12 +151,12 @@ def ensemble_mean(results: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.nd
 def calibration_columns(calibration: Calibration, method: str, scores: Any,
                         records: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
     """``{feature: [rows]}``: what ``calibration`` reads of each scored record — ``{method: scores}`` and the text
-    scores of :data:`CALIBRATION_TEXT_FEATURES` among its features (computed by the registered metric baselines from
-    the records' rationales and inputs, and from the calibration's ``text_models`` where a feature needs more: the
-    explanation language model's training explanations)."""
+    scores of the registry's text features (:func:`~larev_hf.methods.text_features`) among its features, computed by
+    their methods from the records' rationales and inputs, and from the calibration's ``text_models`` where a feature
+    needs more (the explanation language model's training explanations)."""
     columns: dict[str, np.ndarray] = {method: np.asarray(scores, dtype=float)}
     texts = [record["rationale"] for record in records]
-    for name in CALIBRATION_TEXT_FEATURES:
+    for name in text_features():
         if name in calibration.features:
             columns[name] = np.asarray(get_method(name).text_scores(list(records), texts,
                                                                     calibration.text_models.get(name)), dtype=float)

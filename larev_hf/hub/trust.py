@@ -31,9 +31,8 @@ class UntrustedEvaluatorError(ValueError):
 #: needs").
 MIN_GOLD_ACCURACY = 0.80
 #: What the refusal tells the user about training.
-MIN_TRAIN_ROWS_ADVICE = ("about 2,000 training rows or more (e-SNLI, t5-tiny: 2,000 rows reached 87% and ranked acceptable "
-                         "above unacceptable explanations with AUC 0.66, 500 rows 75% and 0.56; docs/hub.md, \"How much "
-                         "training a bundle needs\")")
+MIN_TRAIN_ROWS_ADVICE = ("about 2,000 training rows or more (how the rows bought accuracy and agreement with people: the "
+                         "larev-hf docs, hub.md, \"How much training a bundle needs\")")
 
 
 @dataclass

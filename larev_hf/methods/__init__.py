@@ -33,6 +33,7 @@ from larev_hf.methods.registry import (
     method_names,
     register_method,
     resolve_methods,
+    text_features,
     unregister_method,
 )
 from larev_hf.methods.rev import REV, ConditionalVMethod
@@ -47,7 +48,7 @@ __all__ = [
     "BundleScorer", "ConditionalVMethod", "CopiedSpan", "CopyExcess", "ExplanationLM", "ExplanationLanguageModel", "Grounding", "GroundedLAREV", "LAREV", "LAS", "Length", "Method", "MethodResult", "NewInformation", "NewInformationInputs", "new_information_scores", "PremiseLink", "REV", "RQ",
     "RationaleOnly", "RoRA", "RougeL", "RunContext",
     "Stage", "exportable_methods", "get_method", "method_names", "register_method", "resolve_methods",
-    "unregister_method",
+    "text_features", "unregister_method",
     # the text helpers the heuristic baselines read, for a feature of one's own
     "content_tokens", "input_text", "longest_copied_run", "share_of_content_words_in",
 ]

@@ -128,6 +128,10 @@ class Method:
             its fields become ``--flags`` and keys of ``run_config.json``.
         kind: ``"metric"`` (a rationale metric) or ``"baseline"`` (a heuristic reference, VARIF §5: a learned metric
             that does not beat it on a failure family has learned nothing there); reports list baselines apart.
+        text_feature: whether a bundle's calibration may read this score beside the bundle's own; the method then
+            computes it outside a run with ``text_scores(records, texts, state)``, as every
+            :class:`~larev_hf.methods.heuristics.HeuristicBaseline` does. The registry's
+            :func:`~larev_hf.methods.registry.text_features` is the one list of them.
     """
 
     name: ClassVar[str]
@@ -145,6 +149,8 @@ class Method:
     #: Whether ``--method all`` trains it: the papers' metrics and the baselines do; an extension asked by name only
     #: (LAREV-G) does not.
     in_all: ClassVar[bool] = True
+    #: Whether a bundle's calibration may read it (computed from the rationale and its record by ``text_scores``).
+    text_feature: ClassVar[bool] = False
 
     def stages(self, config: RunSettings) -> list[Stage]:
         """The stages this method needs under ``config``, in order (shared ones included)."""

@@ -46,6 +46,8 @@ class HeuristicBaseline(Method):
     """A score computed from the rationale and the record alone (no trained model unless :meth:`stages` says so)."""
 
     kind = "baseline"
+    #: computed from the rationale and its record alone, so a bundle's calibration may read it (:meth:`text_scores`)
+    text_feature = True
     #: whether the score needs more than r and x: then the subclass defines ``calibration_state(context)``, what a
     #: calibration must carry to compute it outside the run, and it cannot be scored there without that state
     needs_state: bool = False
@@ -268,6 +270,7 @@ class RationaleOnly(HeuristicBaseline):
     formula = "1[S(r) = y], S the LAS/RQ simulator"
     citation_keys = ("hase-etal-2020-leakage",)
     unit = "accuracy"
+    text_feature = False  # it reads the run's trained simulator, which a bundle does not ship
 
     def stages(self, config: RunSettings) -> list[Stage]:
         return [SIMULATORS]

@@ -19,6 +19,8 @@ def register_method(method: Method, *, replace: bool = False) -> Method:
     name = getattr(method, "name", "")
     if not name or not name.isidentifier() or name == "all":
         raise ValueError(f"method name {name!r}: expected a Python identifier other than 'all'")
+    if method.text_feature and not callable(getattr(method, "text_scores", None)):
+        raise TypeError(f"method {name!r} is a text feature but has no text_scores(records, texts, state)")
     if name in _METHODS and not replace:
         raise ValueError(f"a method named {name!r} is already registered ({_METHODS[name]!r}); pass replace=True")
     _METHODS[name] = method
@@ -33,6 +35,12 @@ def unregister_method(name: str) -> None:
 def method_names() -> tuple[str, ...]:
     """Every registered method name, in canonical order."""
     return tuple(_METHODS)
+
+
+def text_features() -> tuple[str, ...]:
+    """The registered methods a bundle's calibration may read beside the bundle's own score (:attr:`Method.text_feature
+    <larev_hf.methods.base.Method.text_feature>`), in canonical order: registering one is all it takes."""
+    return tuple(name for name, method in _METHODS.items() if method.text_feature)
 
 
 def get_method(name: str) -> Method:

@@ -61,4 +61,5 @@ def autocast_for(model: Any) -> contextlib.AbstractContextManager:
 @cache
 def _warn_fp32(device_type: str) -> None:
     logger.warning("this evaluator was trained in bf16, but this %s has no bf16 arithmetic: it is scored in fp32 "
-                   "(scores within about 0.01 nats of a bf16 machine's, and slower)", device_type)
+                   "(scores close to a bf16 machine's, not equal, and slower: the larev-hf docs, scale.md, 'bf16 on a "
+                   "CPU that has it')", device_type)

@@ -165,6 +165,43 @@ def test_the_recipes_hub_repo_is_not_part_of_its_fingerprint() -> None:
     assert all(recipe.hub_repo is None for recipe in named.RECIPES.values())  # none is published yet
 
 
+def test_the_recipes_are_the_shipped_data_file_with_their_fingerprints(tmp_path) -> None:
+    recipes, not_offered, aliases, timed_on = named.load_recipes(named.RECIPES_FILE)
+    assert (recipes, not_offered, aliases) == (named.RECIPES, named.NOT_OFFERED, named.NOT_OFFERED_ALIASES)
+    assert timed_on == named.TIMED_ON == "2 CPU cores"  # what a first use's estimate names
+    # a recipe's settings as data keep the cache directories of the recipes they were written from
+    assert {name: r.fingerprint for name, r in recipes.items()} == {"esnli": "7d4dda641f63",
+                                                                    "esnli-larev": "8f6712c449a0"}
+    chosen = recipes["esnli"]
+    assert chosen.calibrate[0] == chosen.method == "larev_ni" and chosen.docs == "docs/hub.md#the-recipes"
+    retimed = dataclasses.replace(chosen, minutes=1.0, stage_seconds={}, docs="elsewhere", description="d")
+    assert retimed.fingerprint == chosen.fingerprint  # a new estimate or doc is not a new recipe
+    assert dataclasses.replace(chosen, run={**chosen.run, "seed": 1}).fingerprint != chosen.fingerprint
+    assert aliases == {"cose": "commonsenseqa", "csqa": "commonsenseqa"} and "strategyqa" in not_offered
+    values = read_json(named.RECIPES_FILE)
+    values["recipes"][0]["minuets"] = 3
+    write_json(tmp_path / "recipes.json", values)
+    with pytest.raises(ValueError, match=r"recipe 'esnli': unknown keys \['minuets'\]"):
+        named.load_recipes(tmp_path / "recipes.json")
+
+
+def test_every_data_file_of_the_package_is_package_data() -> None:
+    """``pip install .`` ships what setup.cfg's package_data names: the recipes file and every other file the package
+    reads at run time must match one of its patterns."""
+    import configparser
+    from fnmatch import fnmatch
+
+    root = Path(__file__).resolve().parents[2]
+    parser = configparser.ConfigParser()
+    parser.read(root / "setup.cfg")
+    patterns = [p.strip() for p in parser["options.package_data"]["larev_hf"].split(",")]
+    package = root / "larev_hf"
+    data = [path.relative_to(package).as_posix() for path in package.rglob("*") if path.is_file()
+            and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts]
+    assert named.RECIPES_FILE.relative_to(package).as_posix() in data
+    assert [path for path in data if not any(fnmatch(path, pattern) for pattern in patterns)] == []
+
+
 def test_a_cached_evaluator_is_used_without_asking_the_hub(cache, tiny_bundles, tmp_path, local_hub, monkeypatch,
                                                            capsys) -> None:
     monkeypatch.setitem(named.RECIPES, TINY.name, dataclasses.replace(TINY, hub_repo=REPO))

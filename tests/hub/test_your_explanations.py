@@ -284,13 +284,13 @@ def test_a_task_without_a_trustworthy_offline_evaluator_says_why(capsys) -> None
 
 
 def test_every_named_recipe_calibrates_on_features_its_bundle_can_compute_and_estimates_each_stage() -> None:
-    from larev_hf.hub.config import CALIBRATION_TEXT_FEATURES
     from larev_hf.meta.settings import ROBUSTNESS_STATISTICS
+    from larev_hf.methods import text_features
 
     for recipe in named.RECIPES.values():
-        text_features = [f for f in recipe.calibrate if f != recipe.method]
+        read = [f for f in recipe.calibrate if f != recipe.method]
         # a bundle exported with the calibration computes its text features itself (export refuses others)
-        assert set(text_features) <= set(CALIBRATION_TEXT_FEATURES), recipe.name
+        assert set(read) <= set(text_features()), recipe.name
         assert recipe.human.get("robustness_statistic", "auc") in ROBUSTNESS_STATISTICS
         # the progress line's estimate has every scoring stage of the calibration
         assert {f"human/score-{f}" for f in recipe.calibrate} <= set(recipe.stage_seconds), recipe.name

@@ -23,8 +23,10 @@ from larev_hf.methods import (
     method_names,
     register_method,
     resolve_methods,
+    text_features,
     unregister_method,
 )
+from larev_hf.methods.heuristics import HeuristicBaseline
 from larev_hf.methods.larev import LarevSettings
 from larev_hf.methods.rev import PHI_BASE
 from larev_hf.methods.settings import help_field
@@ -184,3 +186,62 @@ def test_metric_path_names_the_known_modules():
     assert larev_hf.metric_path("rev").endswith("rev")
     with pytest.raises(ValueError, match="expected one of .*'bundle'.*'larev'"):
         larev_hf.metric_path("nope")
+
+
+# --------------------------------------------------------------------------- a toy calibration feature
+class ToyLetters(HeuristicBaseline):
+    """A text feature of this file only: the rationale's letters, in tens (not its words: ``length`` counts those)."""
+
+    name = "toy_letters"
+    title = "Letters"
+    formula = "|r| in letters / 10"
+    unit = "tens of letters"
+
+    def pointwise(self, context, records, variants, shared) -> dict[str, np.ndarray]:
+        return {variant: np.array([sum(c.isalpha() for c in text) / 10 for text in texts])
+                for variant, texts in variants.items()}
+
+
+def test_a_text_feature_registered_in_a_test_file_is_fitted_into_a_bundles_calibration_and_scored(
+        tiny_run, judged_file, tmp_path, capsys):
+    """One class and its registration: the human calibration fits it, export accepts it, the bundle computes it for
+    new explanations; once unregistered, no bundle reads it."""
+    from larev_hf.hub import EvaluatorBundle
+    from larev_hf.hub import config as bundle_config
+    from larev_hf.meta import human_evaluate
+    from larev_hf.pipeline import Run
+    from larev_hf.scores.calibration import Calibration
+
+    assert "toy_letters" not in text_features() and "rationale_only" not in text_features()
+    register_method(ToyLetters())
+    try:
+        assert text_features()[-1] == "toy_letters" and "toy_letters" in bundle_config.CALIBRATION_TEXT_FEATURES
+        human_evaluate(tiny_run, judged_file, tmp_path / "h", progress=False, methods=["larev", "toy_letters"],
+                       calibrate=["larev", "toy_letters"], calibration_fit="agreement", half="held", n_boot=20)
+        calibration = Calibration.load(tmp_path / "h" / "calibration.json")
+        assert calibration.features == ["larev", "toy_letters"] and calibration.coef[1] != 0
+        assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "larev", "--output-dir",
+                     str(tmp_path / "bundle"), "--calibration", str(tmp_path / "h" / "calibration.json"),
+                     "--force"]) == 0
+        records = Run.load(tiny_run, progress=False).split_records("test")[:6]
+        texts = [r["rationale"] for r in records][:3] + ["Birds can fly over the house."] * 3
+        out = EvaluatorBundle.from_pretrained(tmp_path / "bundle").score(texts, [r["label"] for r in records], records)
+        letters = np.array([sum(c.isalpha() for c in text) / 10 for text in texts])
+        assert out.calibrated == pytest.approx(calibration({"larev": out.scores, "toy_letters": letters}).tolist())
+        assert list(out.contributions) == ["larev", "toy_letters"] and np.abs(out.contributions["toy_letters"]).max() > 0
+    finally:
+        unregister_method("toy_letters")
+    assert "toy_letters" not in text_features()
+    assert main(["--quiet", "export", "--run-dir", str(tiny_run), "--method", "larev", "--output-dir",
+                 str(tmp_path / "b2"), "--calibration", str(tmp_path / "h" / "calibration.json"), "--force"]) == 2
+    assert "calibration reads ['toy_letters'], which a larev bundle cannot compute" in capsys.readouterr().err
+
+
+def test_the_calibration_text_features_are_the_registrys():
+    from larev_hf.hub import config
+
+    assert config.CALIBRATION_TEXT_FEATURES == text_features()
+    assert set(text_features()) == {"rouge_l", "length", "grounding", "copied_span", "copy_excess", "premise_link",
+                                    "explanation_lm"}
+    with pytest.raises(TypeError, match="no text_scores"):
+        register_method(type("NoText", (Toy,), {"name": "no_text", "text_feature": True})())
