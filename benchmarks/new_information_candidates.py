@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     b = [r["baseline"] for r in rows]
     b_masked = [masked_baseline(r, mask) for r in rows]
     r_masked = [mask_label_words(r["rationale"], r, mask) for r in rows]
-    r_copies = [mask_input_copies(text, r, mask) for text, r in zip(r_masked, rows, strict=True)]
+    r_copies = [mask_input_copies(text, r, mask, min_words=4) for text, r in zip(r_masked, rows, strict=True)]
 
     def joined(rationales: list[str], baselines: list[str]) -> list[str]:
         return [f"{x} {y}".strip() for x, y in zip(rationales, baselines, strict=True)]

@@ -124,7 +124,7 @@ def drop_ungrounded_sentences(text: str, record: Mapping[str, Any], mask_token: 
     return "".join(kept).strip()
 
 
-def mask_input_copies(text: str, record: Mapping[str, Any], mask_token: str, min_words: int = 4) -> str:
+def mask_input_copies(text: str, record: Mapping[str, Any], mask_token: str, min_words: int = 6) -> str:
     """``text`` with each maximal run of at least ``min_words`` words (or a whole input field, if shorter) copied from
     one field of ``record``'s input (premise or hypothesis, or the question) replaced by ``mask_token``; words are
     compared lower-cased."""

@@ -67,7 +67,7 @@ class NewInformationSettings:
         "mask", "the runs of at least --copy-run words that r copies from the input (or a whole input field): mask them "
         "before Φ_NI reads r (training and scoring; the input is already in b̃, a copy adds nothing) or keep them",
         choices=("mask", "keep"), stages=(PHI_NI,))
-    copy_run: int = help_field(4, "the shortest run of words copied from the input that --input-copies masks",
+    copy_run: int = help_field(6, "the shortest run of words copied from the input that --input-copies masks",
                                stages=(PHI_NI,))
     ungrounded_sentences: str = help_field(
         "drop", "a sentence of r that names no content word of the input once its copies are masked (a generic "
@@ -118,7 +118,7 @@ class NewInformationInputs:
         uninformative), scoring does with ``label_statements="drop"``."""
         return cls(mask_token, bool(settings.get("mask_rationale_labels", True)),
                    scoring and settings.get("label_statements", "drop") == "drop",
-                   int(settings.get("copy_run", 4)) if settings.get("input_copies", missing) == "mask" else None,
+                   int(settings.get("copy_run", 6)) if settings.get("input_copies", missing) == "mask" else None,
                    settings.get("ungrounded_sentences", missing) == "drop")
 
     def rationale(self, text: str, record: Mapping[str, Any]) -> str:
