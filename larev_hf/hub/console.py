@@ -18,11 +18,10 @@ from larev_hf.hub.findings import FINDINGS
 
 #: What each column means, for the console and the report.
 COLUMN_NOTES = {
-    "score": "nats of label information the explanation adds over the evaluator's reference without it: > 0 it adds "
-             "information for the label, 0 nothing new (a copy of the input, a generic sentence, a bare label "
-             "statement), < 0 it points away "
-             "from the label ('ceiling' where the evaluator is already certain of the label from its reference, the "
-             "thesis's LAREV and REV: no explanation can add to it, so read the calibrated score)",
+    "score": "nats of label information the explanation adds over the evaluator's reference without it: > 0 adds "
+             "information for the label, 0 nothing new (a copy of the input, a generic sentence, a label statement), "
+             "< 0 points away from it ('ceiling' where the evaluator is already certain of the label without it, the "
+             "thesis's LAREV and REV: read the calibrated score)",
     "label_centred": "the score minus its label's mean gold score on the evaluator's test split: comparable across "
                      "labels ('ceiling' where the score is)",
     "calibrated": "log-odds that people find the explanation acceptable (robust to every VARSuite attack): the score "
