@@ -97,8 +97,8 @@ class FindingThresholds:
     explanation_lm: float = -4.64
     word_order: float = -0.285
     other_script: float = 0.5
-    label_margin: float = 1.83
-    negation_gain: float = 5.5
+    label_margin: float = 4.62
+    negation_gain: float = 9.75
     baseline_ceiling: float = -0.01
 
     def to_dict(self) -> dict[str, Any]:
