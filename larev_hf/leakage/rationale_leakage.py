@@ -44,8 +44,9 @@ _VERBALIZER_FORMS = {"implies": ("imply", "implies", "implied", "implying"),
                                                                                          "unrelated to")}
 #: A sentence: up to and with its end mark (or the end of the text).
 _SENTENCE = re.compile(r"[^.!?;]*(?:[.!?;]+|$)")
-#: Where a sentence starts without an end mark before it: a space between a lower-case letter and a capitalised word.
-_LOST_END_MARK = re.compile(r"(?<=[a-z])(?= [A-Z][a-z])")
+#: Where a sentence starts without an end mark before it: a space between a lower-case letter (or a closing quote or
+#: bracket) and a capitalised word.
+_LOST_END_MARK = re.compile(r"(?<=[a-z'\"”)])(?= [A-Z][a-z])")
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 #: A word as :func:`mask_input_copies` matches runs of them (letters, digits and apostrophes).
 _COPY_WORD = re.compile(r"[\w']+")
@@ -110,7 +111,7 @@ def input_content_stems(record: Mapping[str, Any]) -> set[str]:
 
 def sentences(text: str) -> list[str]:
     """``text``'s sentences, each with the spaces before it and its end mark (joined, they give ``text`` back). A
-    capitalised word right after a lower-case one starts a sentence too: lower-cased explanations (e-SNLI's) often
+    capitalised word right after a lower-case one (or a closing quote or bracket) starts a sentence too: lower-cased explanations (e-SNLI's) often
     lose the end mark before a sentence added to them ("… the dog The answer is contradiction.")."""
     return [part for sentence in _SENTENCE.findall(text) if sentence for part in _LOST_END_MARK.split(sentence)]
 

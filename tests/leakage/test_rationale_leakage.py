@@ -94,6 +94,8 @@ def test_sentences_join_back_to_the_text() -> None:
     # a sentence added to a lower-cased explanation without an end mark before it is a sentence of its own
     assert sentences("walking the dog The answer is X.") == ["walking the dog", " The answer is X."]
     assert sentences("A man named John runs.") == ["A man named", " John runs."]
+    assert sentences("it says `` past the fence '' The answer is X.") == ["it says `` past the fence ''",
+                                                                         " The answer is X."]
     assert content_stems("The girls are riding") == content_stems("a girl rides")  # stop words and inflections go
 
 
