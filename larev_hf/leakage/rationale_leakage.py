@@ -85,11 +85,16 @@ def mask_label_words(text: str, record: Mapping[str, Any], mask_token: str) -> s
     return label_word_pattern(record).sub(mask_token, text)
 
 
+def _input_texts(record: Mapping[str, Any]) -> list[str]:
+    """The fields of ``record``'s input as text: premise and hypothesis (NLI), else the question."""
+    fields = ("premise", "hypothesis") if record.get("task") == "nli" else ("question",)
+    return [str(record.get(name) or "") for name in fields]
+
+
 def input_content_words(record: Mapping[str, Any]) -> set[str]:
     """The content words of ``record``'s input (premise and hypothesis, or the question): lower-cased, longer than two
     letters, not stop words."""
-    fields = ("premise", "hypothesis") if record.get("task") == "nli" else ("question",)
-    return {word.lower() for name in fields for word in _WORD.findall(str(record.get(name) or ""))
+    return {word.lower() for text in _input_texts(record) for word in _WORD.findall(text)
             if len(word) > 2 and word.lower() not in STOP_WORDS}
 
 
@@ -111,8 +116,9 @@ def input_content_stems(record: Mapping[str, Any]) -> set[str]:
 
 def sentences(text: str) -> list[str]:
     """``text``'s sentences, each with the spaces before it and its end mark (joined, they give ``text`` back). A
-    capitalised word right after a lower-case one (or a closing quote or bracket) starts a sentence too: lower-cased explanations (e-SNLI's) often
-    lose the end mark before a sentence added to them ("… the dog The answer is contradiction.")."""
+    capitalised word right after a lower-case one (or a closing quote or bracket) starts a sentence too: lower-cased
+    explanations (e-SNLI's) often lose the end mark before a sentence added to them ("… the dog The answer is
+    contradiction.")."""
     return [part for sentence in _SENTENCE.findall(text) if sentence for part in _LOST_END_MARK.split(sentence)]
 
 
@@ -129,9 +135,8 @@ def mask_input_copies(text: str, record: Mapping[str, Any], mask_token: str, min
     """``text`` with each maximal run of at least ``min_words`` words (or a whole input field, if shorter) copied from
     one field of ``record``'s input (premise or hypothesis, or the question) replaced by ``mask_token``; words are
     compared lower-cased."""
-    fields = ("premise", "hypothesis") if record.get("task") == "nli" else ("question",)
     words = [(m.group().lower(), m.start(), m.end()) for m in _COPY_WORD.finditer(text)]
-    sources = [[w.lower() for w in _COPY_WORD.findall(str(record.get(field) or ""))] for field in fields]
+    sources = [[w.lower() for w in _COPY_WORD.findall(source)] for source in _input_texts(record)]
     spans, i = [], 0
     while i < len(words):
         best = 0

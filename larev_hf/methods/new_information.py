@@ -110,16 +110,15 @@ class NewInformationInputs:
         self.drop_ungrounded = drop_ungrounded
 
     @classmethod
-    def from_settings(cls, mask_token: str, settings: Mapping[str, Any], scoring: bool = True,
-                      missing: str = "keep") -> NewInformationInputs:
+    def from_settings(cls, mask_token: str, settings: Mapping[str, Any], scoring: bool = True) -> NewInformationInputs:
         """τ and b̃ as ``settings`` (a :class:`NewInformationSettings` as a dict, or a bundle's recorded training
-        settings) declare them; ``missing`` stands for ``input_copies`` and ``ungrounded_sentences`` where a bundle
-        made before them does not record them. Training never drops label statements (Φ_NI learns them as
+        settings) declare them; a bundle made before ``input_copies`` and ``ungrounded_sentences`` records neither and
+        is read without those steps, as it was trained. Training never drops label statements (Φ_NI learns them as
         uninformative), scoring does with ``label_statements="drop"``."""
         return cls(mask_token, bool(settings.get("mask_rationale_labels", True)),
                    scoring and settings.get("label_statements", "drop") == "drop",
-                   int(settings.get("copy_run", 6)) if settings.get("input_copies", missing) == "mask" else None,
-                   settings.get("ungrounded_sentences", missing) == "drop")
+                   int(settings.get("copy_run", 6)) if settings.get("input_copies", "keep") == "mask" else None,
+                   settings.get("ungrounded_sentences", "keep") == "drop")
 
     def rationale(self, text: str, record: Mapping[str, Any]) -> str:
         """τ(r): ``text`` without its bare label statements (when scoring with ``label_statements="drop"``), its copies
@@ -147,19 +146,30 @@ class NewInformationInputs:
         return masked_baseline(record, self.mask_token)
 
 
+def new_information_log_probs(model: Any, tokenizer: Any, inputs: NewInformationInputs, input_format: Any,
+                              reduction: str, batch_size: int, records: Sequence[Mapping[str, Any]],
+                              rationales: Sequence[str], progress: bool = False) -> np.ndarray:
+    """log p_ΦNI(y | τ(r) ⊕ b̃) of ``rationales[i]`` as the rationale of ``records[i]``: one pass of Φ_NI, the
+    reference term when every rationale is ``""``."""
+    from larev_hf.scores.cvi import ConditionalVScorer
+
+    scorer = ConditionalVScorer(model, model, tokenizer, input_format, reduction, batch_size)
+    return scorer.rationale_log_probs([inputs.rationale(text, r) for text, r in zip(rationales, records, strict=True)],
+                                      [inputs.baseline(r) for r in records], [r["label"] for r in records], progress)
+
+
 def new_information_scores(model: Any, tokenizer: Any, inputs: NewInformationInputs, input_format: Any,
                           reduction: str, batch_size: int, records: Sequence[Mapping[str, Any]],
                           rationales: Sequence[str], reference: np.ndarray | None = None, progress: bool = False):
     """NI of ``rationales[i]`` as the rationale of ``records[i]`` (a :class:`~larev_hf.scores.cvi.CVIScores`: the
     score, log p_ΦNI(y | τ(r) ⊕ b̃) and the reference log p_ΦNI(y | ∅ ⊕ b̃)); pass ``reference`` to reuse that term."""
-    from larev_hf.scores.cvi import ConditionalVScorer
+    from larev_hf.scores.cvi import CVIScores
 
-    scorer = ConditionalVScorer(model, model, tokenizer, input_format, reduction, batch_size)
-    labels, baselines = [r["label"] for r in records], [inputs.baseline(r) for r in records]
+    settings = (model, tokenizer, inputs, input_format, reduction, batch_size, records)
     if reference is None:
-        reference = scorer.rationale_log_probs([""] * len(records), baselines, labels, progress)
-    return scorer.score(rationales=[inputs.rationale(text, r) for text, r in zip(rationales, records, strict=True)],
-                        baselines=baselines, labels=labels, baseline_log_probs=reference, progress=progress)
+        reference = new_information_log_probs(*settings, [""] * len(records), progress)
+    with_rationale = new_information_log_probs(*settings, rationales, progress)
+    return CVIScores(scores=with_rationale - reference, log_p_with_rationale=with_rationale, log_p_baseline=reference)
 
 
 class NewInformationBundleScorer:
@@ -181,14 +191,8 @@ class NewInformationBundleScorer:
     def rationale_log_probs(self, *, records: Sequence[Mapping[str, Any]], rationales: Sequence[str],
                             progress: bool = False) -> np.ndarray:
         """log p_ΦNI(y | τ(r) ⊕ b̃) of each rationale, without the reference term."""
-        from larev_hf.scores.cvi import ConditionalVScorer
-
-        scorer = ConditionalVScorer(self.model, self.model, self.tokenizer, self.config.input_format,
-                                    self.config.reduction, self.batch_size)
-        return scorer.rationale_log_probs([self.inputs.rationale(text, r) for text, r in zip(rationales, records,
-                                                                                              strict=True)],
-                                          [self.inputs.baseline(r) for r in records], [r["label"] for r in records],
-                                          progress)
+        return new_information_log_probs(self.model, self.tokenizer, self.inputs, self.config.input_format,
+                                         self.config.reduction, self.batch_size, records, rationales, progress)
 
 
 def _uninformative_environment(settings: NewInformationSettings, seed: int, inputs: NewInformationInputs
