@@ -4,7 +4,8 @@ Reads what ``larev-hf meta`` left in a run's ``meta/`` (``suite.jsonl`` and ``sc
 method and gold label: the gold's mean score with its 95% bootstrap interval and its share above +0.01 nats; the
 gold's paired win rate over each attack family (ties count one half); the gain of the label appended to the gold
 (``gold_leaky`` − ``gold``, mean and interval). With ``--human-report`` (``larev-hf human`` on the fine-grained
-judgments), also each method's Spearman ρ with the human columns, with intervals. Writes everything to ``--json``.
+judgments), also each method's Spearman ρ with the human columns, with intervals, and with "new information that
+supports the label" within each gold label and each source of the explanations. Writes everything to ``--json``.
 
     larev-hf meta --run-dir runs/ni --methods larev_ni,larev
     larev-hf human --run-dir runs/ni --judgments ../shared/data/human/snli_fine_select.jsonl \\
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from larev_hf.io import read_json, read_jsonl, write_json
-from larev_hf.meta import paired_win_rate
+from larev_hf.meta import instance_bootstrap_indices, paired_win_rate, percentile_interval, spearman
 from larev_hf.scores import bootstrap_ci
 
 #: The families the gold must beat by a margin in every label: an explanation that adds nothing.
@@ -67,6 +68,24 @@ def human_table(human_report: Path, method: str) -> dict:
             if method in entry["metrics"]}
 
 
+def human_breakdown(human_report: Path, method: str, column: str = "new_supporting") -> dict:
+    """Spearman ρ of ``method`` with ``column`` within each gold label and each source of the explanations, with its
+    instance-bootstrap interval: read from the judged rows and scores ``larev-hf human`` wrote beside its report."""
+    directory = human_report.parent
+    judged = [row for _, row in read_jsonl(directory / "judged.jsonl")]
+    score = {row["id"]: float(row["score"]) for _, row in read_jsonl(directory / "scores" / f"{method}.jsonl")}
+    out: dict = {}
+    for key in ("label", "source"):
+        for value in sorted({str(row.get(key)) for row in judged}):
+            rows = [row for row in judged if str(row.get(key)) == value]
+            x = np.array([score[row["id"]] for row in rows])
+            y = np.array([row["numbers"][column] for row in rows])
+            draws = [spearman(x[i], y[i]) for i in instance_bootstrap_indices([row["instance"] for row in rows])]
+            out[f"{key}={value}"] = {"n": len(rows), "value": spearman(x, y),
+                                     "ci95": percentile_interval(np.array(draws))}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--meta-dir", required=True, help="RUN/meta written by `larev-hf meta`")
@@ -79,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         table = suite_table(Path(args.meta_dir), method)
         if args.human_report:
             table["human"] = human_table(Path(args.human_report), method)
+            table["human_new_supporting_by"] = human_breakdown(Path(args.human_report), method)
         result[method] = table
         print(f"== {method}")
         for label, entry in table["labels"].items():
@@ -91,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  lowest win rate over a no-information family: {table['lowest_no_new_information_win_rate']}")
         for column, value in table.get("human", {}).items():
             print(f"  Spearman with {column}: {value}")
+        for part, value in table.get("human_new_supporting_by", {}).items():
+            print(f"  Spearman with new_supporting, {part} (n={value['n']}): {value['value']:+.3f} {value['ci95']}")
     write_json(args.json, result)
     return 0
 
