@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import re
 from pathlib import Path
@@ -43,13 +44,36 @@ def test_the_type_checking_block_mirrors_the_lazy_table(package: Path) -> None:
 API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 
 
+def _needs_missing_extra(module: str, error: ImportError) -> bool:
+    """Whether ``module`` is one of ours whose import failed only for a third-party package (an optional extra, such
+    as lighteval, that this environment does not have): its names are then read from its source."""
+    missing = getattr(error, "name", None) or ""
+    return (isinstance(error, ModuleNotFoundError) and not missing.startswith("larev_hf")
+            and importlib.util.find_spec(module) is not None)
+
+
+def _top_level_names(module: str) -> set[str]:
+    """The functions, classes and assignments a module defines at its top level, read from its source file."""
+    tree = ast.parse(Path(importlib.util.find_spec(module).origin).read_text(encoding="utf-8"))
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
 def _resolve(dotted: str) -> bool:
     """Whether ``larev_hf.a.b.Name(.attr)`` resolves: the longest importable module prefix, then attributes."""
     parts = dotted.split(".")
     for cut in range(len(parts), 0, -1):
         try:
             value = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
+        except ImportError as error:
+            if cut == len(parts) - 1 and _needs_missing_extra(".".join(parts[:cut]), error):
+                return parts[-1] in _top_level_names(".".join(parts[:cut]))
             continue
         for part in parts[cut:]:
             if isinstance(value, type) and not hasattr(value, part):  # an instance attribute its __init__ sets
@@ -84,8 +108,11 @@ def documented_names() -> list[tuple[str, str]]:
                 try:  # a module: the names below are its own; else a name of one, checked as such
                     importlib.import_module(switch.group(1))
                     module = switch.group(1)
-                except ImportError:
-                    names.append((module, switch.group(1)))
+                except ImportError as error:
+                    if _needs_missing_extra(switch.group(1), error):
+                        module = switch.group(1)
+                    else:
+                        names.append((module, switch.group(1)))
                 continue
             if module is None or not line or line[0] in " #@)":
                 continue
