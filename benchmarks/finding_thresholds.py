@@ -52,9 +52,9 @@ EXPECTED: dict[str, tuple[str, ...]] = {
 CHOSEN = {"copy_share": ("copy_share", "high"), "grounding": ("grounding", "low"),
           "sentence_grounding": ("sentence_grounding", "low"), "explanation_lm": ("explanation_lm", "low"),
           "word_order": ("word_order", "low"), "label_margin": ("label_margin", "low"),
-          "negation_gain": ("negation_gain", "high")}
+          "negation_gain": ("negation_gain", "high"), "judge_log_prob": ("judge_log_prob", "low")}
 #: the inputs computed by the scoring itself (BundleScores), not the calibration's features
-SCORED = ("sentence_grounding", "word_order", "negation_gain")
+SCORED = ("sentence_grounding", "word_order", "negation_gain", "judge_log_prob")
 
 
 #: per-finding shares of the gold a threshold may fire on, tried from the largest down
@@ -75,7 +75,7 @@ def score(bundle: Any, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"records": records, "features": result.features or {}, "label_margin": result.label_margin,
             "read_label": result.read_label, "tokens": result.input_tokens, "max_tokens": result.max_input_tokens,
             "negation_gain": result.negation_gain, "negation_text": result.negation_text,
-            "word_order": result.word_order,
+            "word_order": result.word_order, "judge_log_prob": result.judge_log_prob, "judge_read": result.judge_read,
             "sentence_grounding": np.array([np.nan if s is None else s[1] for s in sentences]),
             "copy_shares": {run: np.array([F.copied_runs(r["rationale"], r, run)["share"] for r in records])
                             for run in COPY_RUNS},
@@ -86,7 +86,8 @@ def findings_of(scored: Mapping[str, Any], thresholds: F.FindingThresholds, labe
     rows = F.find(scored["records"], thresholds, label_set=label_set, features=scored["features"],
                   label_margin=scored["label_margin"], read_label=scored["read_label"],
                   negation_gain=scored["negation_gain"], negation_text=scored["negation_text"],
-                  word_order=scored["word_order"], tokens=scored["tokens"], max_tokens=scored["max_tokens"])
+                  word_order=scored["word_order"], tokens=scored["tokens"], max_tokens=scored["max_tokens"],
+                  judge_log_prob=scored["judge_log_prob"], judge_read=scored["judge_read"])
     return [{f.name for f in row} for row in rows]
 
 

@@ -23,13 +23,14 @@ from pathlib import Path
 
 from larev_hf.config import RunConfig
 from larev_hf.hub import EvaluatorBundle, load_bundle, named, published
-from larev_hf.hub.config import CONFIG_NAME
+from larev_hf.hub.config import CONFIG_NAME, JUDGE_DIR
 from larev_hf.hub.export import export_run
 from larev_hf.io import read_json, write_json
 from larev_hf.meta.human import HumanEvaluation
 from larev_hf.meta.settings import HumanSettings
 from larev_hf.pipeline import Run
 from larev_hf.runner import stage_listener
+from larev_hf.training.nli_judge import train_esnli_judge
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +102,15 @@ def build_recipe(recipe: named.EvaluatorRecipe, directory: Path, data_dir: str |
     with stage_listener(tracker):
         tracker.step = "training the evaluators"
         Run(RunConfig(**recipe.run_settings(root)), run_dir, progress=progress).execute()
+        judge = None
+        if recipe.nli_judge is not None:
+            tracker.step = "training the NLI judge"
+            judge = directory / JUDGE_DIR
+            started = time.perf_counter()
+            done = (judge / "config.json").is_file()
+            train_esnli_judge(recipe.data_location(root), judge, read_explanations=True, progress=progress,
+                              **recipe.nli_judge)
+            tracker(judge, "train", None if done else time.perf_counter() - started)
         calibration = None
         if calibration_file is not None:
             tracker.step = "fitting the robust calibration"
@@ -109,7 +119,8 @@ def build_recipe(recipe: named.EvaluatorRecipe, directory: Path, data_dir: str |
             calibration = human_dir / "calibration.json"
         tracker.step = "checking trust and writing the bundle"
         if not (bundle_dir / CONFIG_NAME).is_file():  # a build interrupted after its export resumes past it
-            export_run(run_dir, recipe.method, bundle_dir, calibration=calibration, force=recipe.force_export)
+            export_run(run_dir, recipe.method, bundle_dir, calibration=calibration, force=recipe.force_export,
+                       nli_judge=judge)
     minutes = (time.perf_counter() - start) / 60
     write_json(directory / named.BUILT_NAME, {
         "recipe": asdict(recipe), "fingerprint": recipe.fingerprint,

@@ -122,6 +122,20 @@ def nli_bundle(nli_run: Path, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def explanation_judge(tmp_path_factory) -> Path:
+    """A MiniLM NLI judge trained on premises followed by their explanation (``read_explanations``) on 90 records
+    whose label only the explanation tells (a few seconds; once per session)."""
+    from larev_hf.training.nli_judge import train_nli_judge
+    from tests.explained_nli import explained_records
+
+    def build(output: Path) -> None:
+        train_nli_judge(explained_records(90, "judge"), output / "judge", eval_records=explained_records(30, "eval"),
+                        epochs=4.0, batch_size=16, seed=0, read_explanations=True, progress=False)
+
+    return built_once(tmp_path_factory, "explanation-judge", build) / "judge"
+
+
+@pytest.fixture(scope="session")
 def tiny_bundles(tiny_run, tmp_path_factory) -> dict[str, Path]:
     """The tiny run's REV and LAREV evaluator bundles, saved with ``save_pretrained`` (method → directory)."""
     from larev_hf.hub import EvaluatorBundle

@@ -31,6 +31,7 @@ checks and card are their own modules too.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -39,12 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from larev_hf.data.vacuous import TemplateBaselineBuilder
-from larev_hf.hub.config import TOKENIZER_DIR, BundleConfig
+from larev_hf.hub.config import JUDGE_DIR, TOKENIZER_DIR, BundleConfig
 from larev_hf.hub.construct import exportable, parts_from_run
 from larev_hf.hub.files import checksums
 from larev_hf.hub.models import BundleModels
 from larev_hf.hub.saving import BundleHubMixin
 from larev_hf.hub.scoring import BundleScores, BundleScoring
+from larev_hf.io import read_json
 from larev_hf.methods import Method, get_method
 
 
@@ -79,7 +81,7 @@ class EvaluatorBundle(BundleHubMixin):
 
     def __init__(self, config: BundleConfig, report: dict[str, Any], sources: Mapping[str, str | os.PathLike],
                  device: str | None = None) -> None:
-        expected = {*config.model_dirs(), config.tokenizer}
+        expected = {*config.model_dirs(), config.tokenizer, *([config.judge_dir] if config.judge_dir else [])}
         if set(sources) != expected:
             raise ValueError(f"sources {sorted(sources)}: expected exactly {sorted(expected)}")
         entry = report.get("methods", {}).get(config.method) if isinstance(report, Mapping) else None
@@ -187,6 +189,37 @@ class EvaluatorBundle(BundleHubMixin):
             models=dict(spec.roles), dataset=dataset, training=dict(training or {}), files_sha256=checksums(sources),
         )
         return cls(config, report, sources, device=device)
+
+    def with_nli_judge(self, judge_dir: str | os.PathLike) -> EvaluatorBundle:
+        """This bundle carrying the NLI judge in ``judge_dir`` (``larev-hf nli-train --read-explanations``), so that
+        ``score`` reports explanations the judge reads as arguing for another label (*contradicts the label*).
+
+        Raises:
+            ValueError: not an NLI bundle, or a judge that does not read explanations or lacks one of its labels.
+            FileNotFoundError: ``judge_dir`` is not a finished judge (``config.json`` and ``nli_metrics.json``).
+        """
+        from larev_hf.training.nli_judge import METRICS_FILE
+
+        judge_dir = Path(judge_dir)
+        if self.config.task != "nli":
+            raise ValueError(f"a {self.config.task} bundle cannot carry an NLI judge; only an NLI bundle reads one")
+        if not (judge_dir / "config.json").is_file() or not (judge_dir / METRICS_FILE).is_file():
+            raise FileNotFoundError(f"{judge_dir}: no config.json and {METRICS_FILE}; expected a judge trained by "
+                                    "`larev-hf nli-train --read-explanations`")
+        metrics = read_json(judge_dir / METRICS_FILE)
+        if not metrics.get("reads_explanations"):
+            raise ValueError(f"{judge_dir}: the judge was trained without explanations; a bundle carries one trained "
+                             "with `larev-hf nli-train --read-explanations`, which reads what an explanation argues")
+        labels = {str(label).lower() for label in metrics.get("labels", [])}
+        if missing := [label for label in self.config.label_set or [] if label.lower() not in labels]:
+            raise ValueError(f"{judge_dir}: the judge has no label {missing}; the bundle's labels are "
+                             f"{self.config.label_set}")
+        entry = {"directory": JUDGE_DIR, "files_sha256": checksums({JUDGE_DIR: judge_dir}), "metrics": metrics}
+        sources = {k: v for k, v in self.sources.items() if k != self.config.judge_dir} | {JUDGE_DIR: judge_dir}
+        bundle = type(self)(dataclasses.replace(self.config, nli_judge=entry), self.report, sources,
+                            device=self.models.device)
+        bundle.recipe = self.recipe
+        return bundle
 
     # ------------------------------------------------------------------ scoring
     def score(

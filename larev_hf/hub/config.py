@@ -21,6 +21,8 @@ MODEL_CARD_NAME = "README.md"
 #: A published named evaluator's recipe (:mod:`larev_hf.hub.published`); other bundles have none.
 RECIPE_NAME = "recipe.json"
 TOKENIZER_DIR = "tokenizer"
+#: Where an NLI bundle keeps its NLI judge (:meth:`~larev_hf.hub.EvaluatorBundle.with_nli_judge`).
+JUDGE_DIR = "nli_judge"
 #: Version of the bundle layout; bumped when a reader of the old layout could misread the new one.
 FORMAT_VERSION = 1
 
@@ -55,6 +57,10 @@ class BundleConfig:
         findings (`dict`, *optional*): the thresholds of the findings ``score`` reports
             (:class:`~larev_hf.hub.findings.FindingThresholds`), written at export so a published bundle reports
             what it reported when built; ``None``: the library's defaults. They change no score, so no hashcode.
+        nli_judge (`dict`, *optional*): the NLI judge an NLI bundle carries for the finding *contradicts the label*
+            (:class:`~larev_hf.training.nli_judge.NLIJudge` trained with ``read_explanations``): its ``directory``
+            inside the bundle, the SHA-256 of its files (``files_sha256``) and its training metrics (``metrics``).
+            It changes no score, so no hashcode.
         format_version (`int`, *optional*): the bundle layout version.
         library_version (`str`, *optional*): the larev-hf version that wrote the bundle.
     """
@@ -76,6 +82,7 @@ class BundleConfig:
     trust: dict[str, Any] | None = None
     label_offsets: dict[str, float] | None = None
     findings: dict[str, Any] | None = None
+    nli_judge: dict[str, Any] | None = None
     format_version: int = FORMAT_VERSION
     library_version: str = __version__
 
@@ -121,6 +128,12 @@ class BundleConfig:
             from larev_hf.hub.findings import FindingThresholds
 
             FindingThresholds.from_dict(self.findings)
+        if self.nli_judge is not None:
+            keys = {"directory", "files_sha256", "metrics"}
+            if not isinstance(self.nli_judge, Mapping) or set(self.nli_judge) != keys:
+                raise ValueError(f"nli_judge: expected a dict with the keys {sorted(keys)}, got {self.nli_judge!r}")
+            if self.task != "nli":
+                raise ValueError(f"nli_judge: a {self.task} bundle cannot carry an NLI judge; only an NLI bundle reads one")
         if self.format_version > FORMAT_VERSION:
             raise ValueError(f"bundle format {self.format_version} is newer than this larev-hf ({__version__}) reads "
                              f"(format {FORMAT_VERSION}); upgrade larev-hf")
@@ -134,7 +147,7 @@ class BundleConfig:
         names = [f.name for f in fields(cls)]
         required = [f.name for f in fields(cls) if f.name not in ("files_sha256", "tokenizer", "calibration", "seeds",
                                                                    "seed_models", "trust", "label_offsets",
-                                                                   "findings",
+                                                                   "findings", "nli_judge",
                                                                    "format_version",
                                                                    "library_version")]
         missing = [name for name in required if name not in values]
@@ -152,6 +165,11 @@ class BundleConfig:
         if str(seed) not in (self.seed_models or {}):
             raise KeyError(f"seed {seed}: the bundle's evaluator seeds are {self.seeds}")
         return dict(self.seed_models[str(seed)])
+
+    @property
+    def judge_dir(self) -> str | None:
+        """The NLI judge's directory inside the bundle, ``None`` when it carries none."""
+        return None if self.nli_judge is None else str(self.nli_judge["directory"])
 
     def model_dirs(self) -> list[str]:
         """Every model directory of the bundle (each seed's, for an ensemble)."""

@@ -18,9 +18,10 @@ from larev_hf.scores.calibration import Calibration
 
 def export_run(run_dir: str | os.PathLike, method: str, output_dir: str | os.PathLike,
                calibration: str | os.PathLike | None = None, force: bool = False, repo_id: str | None = None,
-               ) -> tuple[EvaluatorBundle, Path, Trust]:
+               nli_judge: str | os.PathLike | None = None) -> tuple[EvaluatorBundle, Path, Trust]:
     """Bundle ``method``'s evaluators of the finished run ``run_dir`` into ``output_dir`` (atomically), with the
-    calibration saved by ``larev-hf human --calibrate`` (``calibration.json``) when given.
+    calibration saved by ``larev-hf human --calibrate`` (``calibration.json``) and the NLI judge trained by ``larev-hf
+    nli-train --read-explanations`` (:meth:`EvaluatorBundle.with_nli_judge`) when given.
 
     Raises :class:`UntrustedEvaluatorError` when the trust check fails and ``force`` is false (nothing is written);
     ``repo_id`` only names the Hub repo in the model card (pushing is :meth:`EvaluatorBundle.push_to_hub`). Holds the
@@ -35,5 +36,7 @@ def export_run(run_dir: str | os.PathLike, method: str, output_dir: str | os.Pat
                                           f"{MIN_TRAIN_ROWS_ADVICE}, or pass --force to export it anyway")
         if calibration is not None:
             bundle.config = dataclasses.replace(bundle.config, calibration=Calibration.load(calibration).to_dict())
+        if nli_judge is not None:
+            bundle = bundle.with_nli_judge(nli_judge)
         path = bundle.save_pretrained(output_dir, repo_id=repo_id)
     return bundle, path, trust

@@ -13,6 +13,7 @@ reports the findings it was published with; a bundle without them gets the libra
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -45,8 +46,8 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 @dataclass(frozen=True)
 class FindingThresholds:
     """Where each finding fires: one field per threshold. The defaults of ``copy_*``, ``restate_share``,
-    ``grounding``, ``sentence_grounding``, ``explanation_lm``, ``word_order``, ``label_margin`` and ``negation_gain``
-    were chosen by ``benchmarks/finding_thresholds.py`` for the ``esnli`` evaluator; ``sentence_words``,
+    ``grounding``, ``sentence_grounding``, ``explanation_lm``, ``word_order``, ``label_margin``, ``negation_gain`` and
+    ``judge_log_prob`` were chosen by ``benchmarks/finding_thresholds.py`` for the ``esnli`` evaluator; ``sentence_words``,
     ``other_script`` and ``baseline_ceiling`` are declared, not fitted (docs/findings.md, "How the
     thresholds were chosen").
 
@@ -83,6 +84,9 @@ class FindingThresholds:
         negation_gain (`float`): *contradicts the label* also when the explanation with one negation toggled (a
             "not" inserted or removed) gives the given label's margin at least this many nats more than the
             explanation as written: its polarity argues against the label (a flipped negation).
+        judge_log_prob (`float`): *contradicts the label* also when the bundle's NLI judge, reading the premise
+            followed by the explanation and the hypothesis, gives the given label at most this log-probability (nats):
+            the explanation and the input argue for another label (bundles without a judge skip it).
         baseline_ceiling (`float`): the raw score is *uninformative* for a row whose baseline log-probability of its
             label is at least this (nats): the evaluator is already certain from the vacuous baseline, so no
             explanation can add label information (REV eq. 6 is bounded by −log p(y | b)).
@@ -99,6 +103,7 @@ class FindingThresholds:
     other_script: float = 0.5
     label_margin: float = 4.62
     negation_gain: float = 9.75
+    judge_log_prob: float = -3.4
     baseline_ceiling: float = -0.01
 
     def to_dict(self) -> dict[str, Any]:
@@ -266,8 +271,9 @@ class Finding:
         detail = {
             "truncated": lambda: f"{e.get('tokens_kept')} of {e.get('tokens')} tokens kept",
             "other_script": lambda: f"{e['share']:.0%} of letters",
-            "contradicts": lambda: f"reads {e['reads']}, {e['margin']:+.2f} nats" if "negation_gain" not in e
-            else f"a negation toggled reads the label {e['negation_gain']:+.2f} nats better",
+            "contradicts": lambda: f"a negation toggled reads the label {e['negation_gain']:+.2f} nats better"
+            if "negation_gain" in e else f"the NLI judge reads {e['judge_reads']}, p(label) {math.exp(e['judge_log_prob']):.2f}"
+            if "judge_log_prob" in e else f"reads {e['reads']}, {e['margin']:+.2f} nats",
             "states_label": lambda: ", ".join(repr(w) for w in e["words"]),
             "copies_input": lambda: f"the whole {e['restates']}" if e.get("restates")
             else f"{e['share']:.0%} from the {e['field']}",
@@ -297,7 +303,8 @@ def find(records: Sequence[Mapping[str, Any]], thresholds: FindingThresholds, *,
          label_margin: Sequence[float] | None = None, read_label: Sequence[str | None] | None = None,
          negation_gain: Sequence[float] | None = None, negation_text: Sequence[str | None] | None = None,
          word_order: Sequence[float] | None = None, tokens: Sequence[int] | None = None,
-         max_tokens: int | None = None) -> list[list[Finding]]:
+         max_tokens: int | None = None, judge_log_prob: Sequence[float] | None = None,
+         judge_read: Sequence[str] | None = None) -> list[list[Finding]]:
     """The findings of each record's explanation, strongest first (:data:`FINDINGS`' order).
 
     Args:
@@ -314,6 +321,9 @@ def find(records: Sequence[Mapping[str, Any]], thresholds: FindingThresholds, *,
         word_order: per row, :func:`word_order_margins` (NaN: too few words); ``None`` skips that half of *does not
             read as an explanation*.
         tokens, max_tokens: per row, the evaluator input's length in tokens, and how many it keeps.
+        judge_log_prob, judge_read: per row, the NLI judge's log-probability of the given label and the label it
+            reads (:meth:`~larev_hf.hub.scoring.BundleScoring.judge_reads`); ``None`` skips that part of
+            *contradicts the label*.
     """
     out: list[list[Finding]] = []
     for i, record in enumerate(records):
@@ -331,14 +341,16 @@ def find(records: Sequence[Mapping[str, Any]], thresholds: FindingThresholds, *,
         script = other_script_share(rationale)
         if script >= thresholds.other_script:
             found.append(Finding("other_script", {"share": script}))
-        if label_margin is not None and label_margin[i] is not None and np.isfinite(label_margin[i]):
-            gain = _finite(negation_gain, i)
-            flipped = gain is not None and gain >= thresholds.negation_gain
-            if label_margin[i] < -thresholds.label_margin or flipped:
-                evidence = {"reads": read_label[i] if read_label else None, "margin": float(label_margin[i])}
-                if flipped:
-                    evidence.update(negation_gain=gain, negation_toggled=negation_text[i] if negation_text else None)
-                found.append(Finding("contradicts", evidence))
+        margin, gain, judged = _finite(label_margin, i), _finite(negation_gain, i), _finite(judge_log_prob, i)
+        flipped = gain is not None and gain >= thresholds.negation_gain
+        judge_disagrees = judged is not None and judged <= thresholds.judge_log_prob
+        if margin is not None and (margin < -thresholds.label_margin or flipped) or judge_disagrees:
+            evidence = {} if margin is None else {"reads": read_label[i] if read_label else None, "margin": margin}
+            if flipped:
+                evidence.update(negation_gain=gain, negation_toggled=negation_text[i] if negation_text else None)
+            if judge_disagrees:
+                evidence.update(judge_log_prob=judged, judge_reads=judge_read[i] if judge_read else None)
+            found.append(Finding("contradicts", evidence))
         named = label_words(rationale, record, label_set)
         if named:
             found.append(Finding("states_label", {"words": named,

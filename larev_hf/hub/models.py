@@ -36,6 +36,7 @@ class BundleModels:
         self._models: dict[str, Any] = {}
         self._tokenizer: Any = None
         self._builder: Any = None
+        self._judge: Any = None
 
     @property
     def tokenizer(self) -> Any:
@@ -58,6 +59,15 @@ class BundleModels:
     def of_seed(self, seed: int | None = None) -> dict[str, Any]:
         """Role → evaluator of evaluator ``seed`` (default: the first): what a method's bundle scorer takes."""
         return {role: self.model(role, seed) for role in self.config.models}
+
+    def nli_judge(self, directory: str) -> Any:
+        """The bundle's NLI judge (:class:`~larev_hf.training.nli_judge.NLIJudge`) from its ``directory``, loaded
+        on first use."""
+        if self._judge is None:
+            from larev_hf.training.nli_judge import NLIJudge
+
+            self._judge = NLIJudge.from_pretrained(self.sources[directory], device=self.device, max_length=256)
+        return self._judge
 
     @property
     def baseline_builder(self) -> Any:

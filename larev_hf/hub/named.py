@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from larev_hf.hub.config import JUDGE_DIR
 from larev_hf.io import read_json
 
 #: Where built evaluators go unless ``LAREV_HF_EVALUATORS`` says otherwise: beside the Hub's own cache.
@@ -73,6 +74,9 @@ class EvaluatorRecipe:
     calibrate: tuple[str, ...] = ()
     #: :class:`~larev_hf.meta.settings.HumanSettings` of the calibration besides the judgments and features
     human: Mapping[str, Any] = field(default_factory=dict)
+    #: the ``larev-hf nli-train --read-explanations`` settings (besides the data and output directories) of the NLI
+    #: judge the bundle carries for the finding *contradicts the label* (NLI recipes); ``None``: no judge
+    nli_judge: Mapping[str, Any] | None = None
     #: export even if the trust check fails (test recipes only: an offered recipe must pass it)
     force_export: bool = False
     #: the whole build's expected minutes
@@ -91,7 +95,8 @@ class EvaluatorRecipe:
         """A hash of everything that changes the bundle (not the description, the time estimates, the aliases, the
         doc or where it is published: publishing a recipe keeps its cache directory's name)."""
         content = {key: value for key, value in asdict(self).items()
-                   if key not in ("description", "minutes", "stage_seconds", "aliases", "hub_repo", "docs")}
+                   if key not in ("description", "minutes", "stage_seconds", "aliases", "hub_repo", "docs")
+                   and not (key == "nli_judge" and value is None)}  # a recipe without a judge keeps its fingerprint
         return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:12]
 
     @classmethod
@@ -138,6 +143,12 @@ class EvaluatorRecipe:
                                               "--output-dir", str(run)])]
         export = ["export", "--run-dir", str(run), "--method", self.method, "--output-dir", str(workdir / "bundle"),
                   *(["--force"] if self.force_export else [])]
+        if self.nli_judge is not None:
+            judge = workdir / JUDGE_DIR
+            steps.append(("training the NLI judge", ["nli-train", "--data-dir", self.data_location(data_root),
+                                                     "--output-dir", str(judge), "--read-explanations",
+                                                     *as_flags(self.nli_judge)]))
+            export += ["--nli-judge", str(judge)]
         calibration = self.calibration_file(data_root)
         if calibration is not None:
             human = workdir / "human"

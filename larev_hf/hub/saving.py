@@ -74,7 +74,7 @@ class BundleHubMixin:
                                   local_files_only=local_files_only)
         config = read_bundle_config(root)
         sources = {}
-        for name in (*config.model_dirs(), config.tokenizer):
+        for name in (*config.model_dirs(), config.tokenizer, *([config.judge_dir] if config.judge_dir else [])):
             if not (root / name).is_dir():
                 raise FileNotFoundError(f"{root}: no {name}/ directory, which {CONFIG_NAME} lists; the bundle is incomplete "
                                         "(export it again with `larev-hf export`)")
@@ -82,7 +82,10 @@ class BundleHubMixin:
         if not (root / REPORT_NAME).is_file():
             raise FileNotFoundError(f"{root}: no {REPORT_NAME}; the bundle is incomplete (export it again with `larev-hf export`)")
         if verify:
-            verify_checksums(root, sources, config.files_sha256)
+            judge = config.judge_dir
+            verify_checksums(root, {k: v for k, v in sources.items() if k != judge}, config.files_sha256)
+            if judge:
+                verify_checksums(root, {judge: sources[judge]}, config.nli_judge["files_sha256"])
         bundle = cls(config, read_json(root / REPORT_NAME), sources, device=device)
         if (root / RECIPE_NAME).is_file():
             bundle.recipe = read_json(root / RECIPE_NAME)

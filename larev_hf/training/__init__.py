@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
     from larev_hf.training.irm_trainer import IRMProbeTrainer
     from larev_hf.training.irm_training import train_irm
     from larev_hf.training.losses import IRMProbeLoss, irm_loss_parts, irm_penalty, label_nll
+    from larev_hf.training.nli_judge import NLIJudge, explained_premise, train_esnli_judge, train_nli_judge
     from larev_hf.training.sampler import (
         EnvironmentGroupBatchSampler,
         GroupOrderSampler,
@@ -46,6 +47,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "irm_trainer": ("IRMProbeTrainer",),
     "irm_training": ("train_irm",),
     "losses": ("IRMProbeLoss", "irm_loss_parts", "irm_penalty", "label_nll"),
+    "nli_judge": ("NLIJudge", "explained_premise", "train_esnli_judge", "train_nli_judge"),
     "sampler": ("EnvironmentGroupBatchSampler", "GroupOrderSampler", "LengthGroupedShuffledSampler",
                 "length_grouped_batches"),
     "seq2seq": ("EvaluatorTrainer", "checkpoint_dir_for", "fit_and_save", "save_model_atomically", "tokenize_pairs",

@@ -21,6 +21,7 @@ from larev_hf.explain.nli import (
 from larev_hf.io import DataError
 from larev_hf.methods.settings import add_dataclass_arguments
 from larev_hf.varif.measures import keep_equivalent
+from tests.explained_nli import explained_records
 
 PREMISES = ["A man sleeps .", "Two kids play soccer in a large park near the river while their parents watch .",
             "A dog runs .", "A woman reads a book on a bench in the sun .", "Cats.", "A chef cooks pasta for guests ."]
@@ -144,3 +145,33 @@ def test_nli_train_command_on_esnli(data_dir, tmp_path, capsys) -> None:
     metrics = json.loads((tmp_path / "judge" / "nli_metrics.json").read_text())
     assert metrics["train_examples"] == 32 and metrics["eval_examples"] == 16
     assert f"{metrics['accuracy']:.4f}" in printed and str(tmp_path / "judge") in printed
+
+
+def test_a_judge_that_reads_explanations_reads_the_label_off_them(explanation_judge) -> None:
+    """Only the explanation tells the label of these pairs: the judge trained on them with read_explanations gives
+    each held-out record's label a higher log-probability with its own explanation than with another label's."""
+    judge = NLIJudge.from_pretrained(explanation_judge)
+    assert judge.reads_explanations and json.loads((explanation_judge / "nli_metrics.json").read_text())[
+        "reads_explanations"] is True
+    own, own_read = judge.label_log_probs(explained_records(30, "held"))
+    other, _ = judge.label_log_probs(explained_records(30, "held", swap=True))
+    assert np.mean(own > other) >= 0.9 and np.mean(own - other) > 0
+    assert np.all(own <= 0) and len(own_read) == 30 and set(own_read) <= set(judge.labels)
+    # a judge that does not read explanations sees one pair for every label: the same probabilities either way
+    blind = NLIJudge(judge.model, judge.tokenizer, name="blind")
+    np.testing.assert_allclose(blind.label_log_probs(explained_records(6, "held"))[0],
+                               blind.label_log_probs(explained_records(6, "held", swap=True))[0])
+
+
+def test_a_judge_that_reads_explanations_refuses_a_record_without_one(tmp_path) -> None:
+    records = explained_records(3, "train")
+    records[1]["rationale"] = "  "
+    with pytest.raises(DataError, match=r"train-1.*field 'rationale' is empty"):
+        train_nli_judge(records, tmp_path / "judge", read_explanations=True, progress=False)
+
+
+def test_label_log_probs_names_a_label_the_judge_does_not_have(explanation_judge) -> None:
+    records = explained_records(2, "x")
+    records[0]["label"] = "maybe"
+    with pytest.raises(ValueError, match=r"\['maybe'\] are not among the judge's labels"):
+        NLIJudge.from_pretrained(explanation_judge).label_log_probs(records)

@@ -114,6 +114,17 @@ def test_shuffled_words_are_named_by_their_word_order_and_the_explanation_in_its
     assert found[1][0].evidence["word_order"] == margins[1] and "word order" in found[1][0].short()
 
 
+def test_an_explanation_the_nli_judge_reads_as_another_label_contradicts_it() -> None:
+    rows = [record(GOOD), record(GOOD)]
+    thresholds = FindingThresholds(judge_log_prob=-3.0)
+    found = find(rows, thresholds, judge_log_prob=[-3.2, -2.8], judge_read=["contradiction", "entailment"])
+    assert [f.name for f in found[0]] == ["contradicts"] and found[1] == []
+    assert found[0][0].evidence == {"judge_log_prob": -3.2, "judge_reads": "contradiction"}
+    assert "the NLI judge reads contradiction, p(label) 0.04" in found[0][0].short()
+    # without the judge's reading the finding reads the evaluator alone, as before
+    assert find(rows, thresholds) == [[], []]
+
+
 def test_an_explanation_whose_toggled_negation_reads_the_label_better_contradicts_it() -> None:
     assert negation_toggles("A man is not outdoors.") == ["A man is outdoors."]
     assert negation_toggles("A man is outdoors.") == ["A man is not outdoors."]
@@ -307,3 +318,47 @@ def test_a_raw_score_at_the_baselines_ceiling_is_shown_as_such_and_counted() -> 
     assert "copied span of the input: -0.90" in first  # the largest contribution names what moved the score
     assert summary_line(rows) == ("of 2 explanations: 1 states the label; raw score at the baseline's ceiling for 1 "
                                   "(read the calibrated score there)")
+
+
+def test_a_bundle_carries_an_nli_judge_that_reads_the_explanation(calibrated_bundle: Path, explanation_judge: Path,
+                                                                  tmp_path: Path) -> None:
+    """The judge travels with the bundle (checked like its models, outside the hashcode: it changes no score), and
+    *contradicts the label* reads its log-probability of the given label at the bundle's threshold."""
+    import dataclasses
+    import shutil
+
+    from larev_hf.training.nli_judge import NLIJudge
+
+    plain = EvaluatorBundle.from_pretrained(calibrated_bundle)
+    saved = plain.with_nli_judge(explanation_judge).save_pretrained(tmp_path / "judged")
+    bundle = EvaluatorBundle.from_pretrained(saved)
+    assert bundle.config.judge_dir == "nli_judge" and bundle.hashcode == plain.hashcode
+    assert bundle.config.nli_judge["metrics"]["reads_explanations"] is True
+    records = bundle.scoring.records([GOOD, "The answer is entailment.", COPY], ["entailment", "neutral", "entailment"],
+                                     [{"premise": PREMISE, "hypothesis": HYPOTHESIS}] * 3)
+    expected, _ = NLIJudge.from_pretrained(explanation_judge).label_log_probs(records)
+    for threshold, fires in ((0.0, True), (-np.inf, False)):  # log p ≤ 0 always; ≤ −∞ never
+        bundle.config = dataclasses.replace(bundle.config, findings={
+            **FindingThresholds().to_dict(), "judge_log_prob": threshold, "label_margin": 1e9, "negation_gain": 1e9})
+        result = bundle.scoring.score(records, check_labels=True)
+        np.testing.assert_allclose(result.judge_log_prob, expected, atol=1e-6)
+        assert set(result.judge_read) <= set(bundle.config.label_set)
+        judged = [next((f for f in row if f.name == "contradicts"), None) for row in result.findings]
+        assert all((f is not None) == fires for f in judged)
+        if fires:
+            assert judged[0].evidence["judge_log_prob"] == pytest.approx(expected[0])
+            assert judged[0].short().startswith("contradicts the label (the NLI judge reads ")
+    # a changed judge file fails the check at load, naming it
+    weights = next(p for p in (saved / "nli_judge").iterdir() if p.suffix == ".safetensors")
+    weights.write_bytes(weights.read_bytes()[:-8] + b"\0" * 8)
+    with pytest.raises(ValueError, match=r"nli_judge/model\.safetensors has SHA-256"):
+        EvaluatorBundle.from_pretrained(saved)
+    # a judge trained without explanations is refused, and so is a directory that is not a judge
+    blind = tmp_path / "blind"
+    shutil.copytree(explanation_judge, blind)
+    metrics = json.loads((blind / "nli_metrics.json").read_text())
+    (blind / "nli_metrics.json").write_text(json.dumps({**metrics, "reads_explanations": False}))
+    with pytest.raises(ValueError, match="trained without explanations"):
+        plain.with_nli_judge(blind)
+    with pytest.raises(FileNotFoundError, match="no config.json and nli_metrics.json"):
+        plain.with_nli_judge(tmp_path)

@@ -25,6 +25,10 @@ class ExportArguments:
         None, "a calibration fitted by `larev-hf human --calibrate` (calibration.json): the bundle then also returns "
         "the calibrated score (it may read the method's score, length, rouge_l, grounding and copied_span)",
         metavar="CALIBRATION_JSON")
+    nli_judge: str | None = help_field(
+        None, "an NLI judge trained by `larev-hf nli-train --read-explanations` (NLI bundles): scores then also "
+        "report explanations it reads as arguing for another label (the finding 'contradicts the label')",
+        metavar="JUDGE_DIR")
 
 
 class ExportCommand(Command):
@@ -40,7 +44,7 @@ class ExportCommand(Command):
 
         try:
             bundle, path, trust = export_run(args.run_dir, args.method, args.output_dir, calibration=args.calibration,
-                                             force=args.force, repo_id=args.push_to_hub)
+                                             force=args.force, repo_id=args.push_to_hub, nli_judge=args.nli_judge)
         except (UntrustedEvaluatorError, FileExistsError, NotADirectoryError) as error:
             print(f"larev-hf: error: {error}", file=sys.stderr)
             return 2
