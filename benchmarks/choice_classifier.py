@@ -33,6 +33,7 @@ from larev_hf.scores import summarize_variants
 from larev_hf.training import TrainSettings
 from larev_hf.training.choice_classifier import train_choice_classifier
 from larev_hf.training.leakage_aware import environment_rows
+from larev_hf.training.settings import LIBRARY_TOKEN_REDUCTION, IRMArguments
 
 
 def records(run_dir: Path, split: str) -> list[dict]:
@@ -97,7 +98,8 @@ def main() -> None:
     train("phi_base", out, plain(lambda r: fmt.baseline_input(r["baseline"])), settings, timings)
     train("phi", out, plain(lambda r: fmt.rationale_input(r["rationale"], r["baseline"])), settings, timings)
     train("phi_la", out, phi_la_rows, settings, timings, init=out / "models" / "phi",
-          lambda_irm=args.lambda_irm, groups_per_batch=args.groups_per_batch)
+          arguments=IRMArguments(lambda_irm=args.lambda_irm, lambda_probe=0.0, token_reduction=LIBRARY_TOKEN_REDUCTION),
+          groups_per_batch=args.groups_per_batch)
     write_json(timings_path, timings)
 
     from transformers import AutoModelForMultipleChoice, AutoTokenizer

@@ -12,9 +12,8 @@ from larev_hf.lazy import lazy_exports
 if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and type checkers
     from larev_hf.training.collator import EnvironmentCollator
     from larev_hf.training.irm_config import IRMProbeConfig
-    from larev_hf.training.irm_trainer import IRMProbeTrainer
-    from larev_hf.training.irm_training import train_irm
-    from larev_hf.training.losses import IRMProbeLoss, irm_loss_parts, irm_penalty, label_nll
+    from larev_hf.training.irm_trainer import IRMProbeTrainer, train_irm
+    from larev_hf.training.losses import IRMProbeLoss, PenaltyWeights, irm_loss_parts, irm_penalty, label_nll
     from larev_hf.training.sampler import (
         EnvironmentGroupBatchSampler,
         GroupOrderSampler,
@@ -43,9 +42,8 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "settings": ("PENALTY_WARMUP_RATIO", "IRMArguments", "TrainSettings", "trainer_field", "trainer_values"),
     "collator": ("EnvironmentCollator",),
     "irm_config": ("IRMProbeConfig",),
-    "irm_trainer": ("IRMProbeTrainer",),
-    "irm_training": ("train_irm",),
-    "losses": ("IRMProbeLoss", "irm_loss_parts", "irm_penalty", "label_nll"),
+    "irm_trainer": ("IRMProbeTrainer", "train_irm"),
+    "losses": ("IRMProbeLoss", "PenaltyWeights", "irm_loss_parts", "irm_penalty", "label_nll"),
     "sampler": ("EnvironmentGroupBatchSampler", "GroupOrderSampler", "LengthGroupedShuffledSampler",
                 "length_grouped_batches"),
     "seq2seq": ("EvaluatorTrainer", "checkpoint_dir_for", "fit_and_save", "save_model_atomically", "tokenize_pairs",

@@ -37,7 +37,7 @@ from larev_hf.rora import (
     train_classifier,
     train_plain_evaluator,
 )
-from larev_hf.training import TrainSettings, label_nll
+from larev_hf.training import IRMArguments, TrainSettings, label_nll
 from larev_hf.training.collator import EnvironmentCollator
 from tests.yesno_task import fact_and_leaky, yesno_records
 
@@ -334,7 +334,7 @@ def test_classifier_variant_ignores_the_restated_label(rora_fit, tmp_path):
     settings = TrainSettings(learning_rate=2e-4, num_train_epochs=3, batch_size=16, progress=False)
     phi, tokenizer = build_classifier(MINILM, labels)
     phi = train_classifier(phi, tokenizer, classifier_dataset(train, tokenizer, labels, fit.counterfactuals),
-                           tmp_path / "phi", settings, lambda_irm=1.0)
+                           tmp_path / "phi", settings, IRMArguments(lambda_irm=1.0, token_reduction="sum"))
     theta, _ = build_classifier(MINILM, labels)
     theta = train_classifier(theta, tokenizer, classifier_dataset(train, tokenizer, labels), tmp_path / "theta", settings)
     scorer = RoRAClassifierScorer(theta, phi, tokenizer, labels)
