@@ -139,7 +139,8 @@ def _phi(context: RunContext) -> None:
         train_phi(fresh_model(context), context.tokenizer(), dataset, context.path("models", "rora_phi"), train_settings,
                   arguments, groups)
     write_json(context.path("models", "rora_phi", "rora_weights.json"), {
-        "lambda_irm": arguments.lambda_irm, "groups_per_batch": groups, "normalization": RoRAConfig.normalization, "penalty_warmup_ratio": RoRAConfig.penalty_warmup_ratio,
+        "lambda_irm": arguments.lambda_irm, "groups_per_batch": groups, "normalization": RoRAConfig.normalization,
+        "penalty_warmup_ratio": RoRAConfig.penalty_warmup_ratio,
         "classifier": classifier_of(cfg),
     })
 
