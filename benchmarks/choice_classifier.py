@@ -30,7 +30,7 @@ from larev_hf.leakage import ENVIRONMENTS, RATIONALE_ENVIRONMENTS
 from larev_hf.modeling import get_input_format
 from larev_hf.modeling.choice_classifier import build_choice_classifier, choice_rows, gold_log_probs
 from larev_hf.scores import summarize_variants
-from larev_hf.training import TrainSettings
+from larev_hf.training import IRMArguments, TrainSettings
 from larev_hf.training.choice_classifier import train_choice_classifier
 from larev_hf.training.leakage_aware import environment_rows
 
@@ -97,7 +97,8 @@ def main() -> None:
     train("phi_base", out, plain(lambda r: fmt.baseline_input(r["baseline"])), settings, timings)
     train("phi", out, plain(lambda r: fmt.rationale_input(r["rationale"], r["baseline"])), settings, timings)
     train("phi_la", out, phi_la_rows, settings, timings, init=out / "models" / "phi",
-          lambda_irm=args.lambda_irm, groups_per_batch=args.groups_per_batch)
+          arguments=IRMArguments(lambda_irm=args.lambda_irm, lambda_probe=0.0, token_reduction="sum"),  # the library's NLL
+          groups_per_batch=args.groups_per_batch)
     write_json(timings_path, timings)
 
     from transformers import AutoModelForMultipleChoice, AutoTokenizer

@@ -75,7 +75,7 @@ from larev_hf.data import add_baselines, load_examples, make_baseline_builder
 from larev_hf.leakage import mask_token_of, verbalization_environments
 from larev_hf.modeling import build_model, build_tokenizer, get_input_format, is_preset
 from larev_hf.modeling.lora import LoraSettings, apply_lora, is_peft_model, save_adapter
-from larev_hf.training import IRMProbeConfig, IRMProbeTrainer
+from larev_hf.training import IRMProbeConfig, IRMProbeTrainer, PenaltyWeights
 from larev_hf.training.leakage_aware import environment_dataset
 
 logger = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ def initial_erm(trainer: IRMProbeTrainer) -> float:
     was_training = model.training
     model.eval()
     with torch.no_grad():
-        erm = trainer.loss_module(model, batch, None, 0.0, 0.0).erm_loss.detach().reshape(1)
+        erm = trainer.loss_module(model, batch, None, PenaltyWeights(lambda_irm=0.0)).erm_loss.detach().reshape(1)
     model.train(was_training)
     return trainer.accelerator.gather(erm).mean().item()
 

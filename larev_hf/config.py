@@ -18,8 +18,9 @@ from typing import Any, TypeVar
 from larev_hf.defaults import N_BOOT
 from larev_hf.methods import get_method, method_names, resolve_methods
 from larev_hf.methods.settings import comma_list, help_field, seed_values
-from larev_hf.modeling import PRESETS, backbone_defaults, get_input_format, is_pretrained
+from larev_hf.modeling import PRESETS, get_input_format, is_pretrained
 from larev_hf.modeling.lora_settings import LoraSettings
+from larev_hf.modeling.presets import fill_backbone_defaults
 from larev_hf.scores import VARIANTS
 from larev_hf.training.settings import TrainSettings, trainer_field, trainer_values
 
@@ -186,6 +187,21 @@ def field_metadata() -> dict[str, dict[str, Any]]:
     return {f.name: dict(f.metadata) for f in setting_fields()}
 
 
+def saved_settings(values: dict[str, Any]) -> dict[str, Any]:
+    """What a ``run_config.json`` written by an earlier version means now: the one place old files are read.
+
+    - RoRA's λ (``rora_lambda_irm``) of a run with ``rora_classifier``: earlier versions recorded the run backbone's
+      value while Φ trained with the classifier encoder's; it is decided again, by the encoder, as Φ was.
+    """
+    values = dict(values)
+    decided = dict(values.get("backbone_defaults") or {})
+    if values.get("rora_classifier") and "rora_lambda_irm" in decided:
+        values["rora_lambda_irm"] = None
+        del decided["rora_lambda_irm"]
+        values["backbone_defaults"] = decided
+    return values
+
+
 class ConfigSections:
     """Reading a run's configuration through the sections that declare it, so a use leads to its field: the core
     sections as typed properties, a method's own settings by their class (:meth:`method_settings`)."""
@@ -266,16 +282,16 @@ class RunConfig(ConfigSections):
 
     def _fill_backbone_defaults(self) -> None:
         """Every setting the run left unset (``None``) that the backbone decides takes the backbone's value
-        (:func:`~larev_hf.modeling.backbone_defaults`), and ``backbone_defaults`` records where it came from, so
-        ``run_config.json`` and the report show the values a run trained with."""
-        backbone = self.model
-        filled = dict(backbone.backbone_defaults)
-        for name, (value, source) in backbone_defaults(backbone.backbone).items():
-            for section in self.sections.values():
-                if name in section.__dataclass_fields__ and getattr(section, name) is None:
-                    setattr(section, name, value)
-                    filled[name] = source
-        backbone.backbone_defaults = filled
+        (:func:`~larev_hf.modeling.presets.fill_backbone_defaults`), and ``backbone_defaults`` records where it came
+        from, so ``run_config.json`` and the report show the values a run trained with. A section whose models are
+        not the run's backbone names the one that decides for it (``decided_by(config)``: RoRA's classifier
+        encoder)."""
+        model = self.model
+        filled = dict(model.backbone_defaults)
+        for section in self.sections.values():
+            backbone = section.decided_by(self) if hasattr(section, "decided_by") else model.backbone
+            filled.update(fill_backbone_defaults(section, backbone))
+        model.backbone_defaults = filled
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("RunConfig is immutable; build a new one with replace(**changes)")
@@ -308,6 +324,7 @@ class RunConfig(ConfigSections):
     def from_dict(cls, values: dict[str, Any], source: str = "run_config.json") -> RunConfig:
         """Rebuild a saved configuration; a key missing from an older file takes its default, an unknown key raises
         a ``ValueError`` naming ``source``."""
+        values = saved_settings(values)
         known = {f.name for f in setting_fields()}
         unknown = sorted(k for k in values if k not in known)
         if unknown:

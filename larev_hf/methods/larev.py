@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -30,7 +30,7 @@ from larev_hf.methods.rev import PHI, PHI_BASE, ConditionalVMethod, cvi_variant_
 from larev_hf.methods.settings import help_field
 from larev_hf.modeling.input_formats import get_input_format
 from larev_hf.scores import summarize_variants
-from larev_hf.training.settings import IRMArguments, trainer_field, trainer_values
+from larev_hf.training.settings import LIBRARY_TOKEN_REDUCTION, IRMArguments, trainer_field, trainer_values
 
 #: Ablations of the LAREV objective (thesis table 5.6): model name → which penalties are switched off.
 ABLATIONS = {
@@ -82,6 +82,13 @@ class LarevSettings:
         None, "where Φ_LA starts: the backbone as built (fresh, the thesis) or the run's trained Φ (lets a random-init "
         "preset read its input on open-label data such as CoS-E); default: the backbone's (fresh; phi for "
         "minilm2minilm)", choices=PHI_LA_INITS, stages=PHI_LA_STAGES)
+
+    def phi_la_arguments(self) -> IRMArguments:
+        """Φ_LA's trainer fields (:class:`~larev_hf.training.IRMProbeConfig`'s own) from these settings, with the
+        library's summed label NLL: what :func:`~larev_hf.training.train_irm` copies into the config."""
+        return IRMArguments(lambda_irm=self.lambda_irm, lambda_probe=self.lambda_probe,
+                            penalty_warmup_ratio=self.penalty_warmup_ratio, probe_max_loss=self.probe_max_loss,
+                            probe_every_n_steps=self.probe_every_n_steps, token_reduction=LIBRARY_TOKEN_REDUCTION)
 
     def validate(self, config: RunSettings) -> None:
         if self.phi_la_init is not None and self.phi_la_init not in PHI_LA_INITS:
@@ -188,7 +195,7 @@ class AddedEnvironments:
     recorded: Mapping[str, Any] = field(default_factory=dict)
 
 
-def train_phi_la(name: str, context: RunContext, added: AddedEnvironments | None = None, **overrides: Any) -> None:
+def train_phi_la(name: str, context: RunContext, added: AddedEnvironments | None = None, **overrides: float) -> None:
     """Φ_LA (or an ablation of it): a fresh model trained with IRMProbeTrainer (eq. 4.10; A.1 step 9).
 
     With ``phi_la_init="phi"`` it starts from the run's Φ instead (a deviation from the thesis for from-scratch
@@ -210,14 +217,15 @@ def train_phi_la(name: str, context: RunContext, added: AddedEnvironments | None
         added.add(train, environments)
     dataset = environment_dataset(train, environments, context.tokenizer(), get_input_format(cfg.model.input_format),
                                   environment_names=names, unsure_environments=added.unsure if added else ())
-    weights = {**trainer_values(larev), **overrides}
-    probe = context.model("probe") if weights["lambda_probe"] > 0 else None
+    arguments = replace(larev.phi_la_arguments(), **overrides)
+    probe = context.model("probe") if arguments.lambda_probe > 0 else None
     if larev.phi_la_init == "phi":  # a copy of Φ's weights (LoRA-trained ones merged), trained on from there
         model = load_evaluator(context.path("models", "phi"), device="cpu")[0]
     else:
         model = fresh_model(context)
     train_irm(IRMProbeTrainer, model, context.tokenizer(), dataset, context.path("models", name),
-              cfg.train_settings(context.progress), int(larev.groups_per_batch), probe=probe, **weights)
+              cfg.train_settings(context.progress), arguments, int(larev.groups_per_batch), probe=probe)
+    weights = {field: getattr(arguments, field) for field in trainer_values(larev)}  # the run's settings, as trained
     write_json(context.path("models", name, "larev_weights.json"), {
         **weights, "environments": list(names), **(added.recorded if added else {})})
 

@@ -17,9 +17,9 @@ import numpy as np
 
 from larev_hf.io import write_json
 from larev_hf.methods.base import Method, MethodResult, RunContext, RunSettings, Stage, choice_accuracy
-from larev_hf.rora.settings import INFILLER_MAX_LENGTH, RoRASettings, phi_irm_values
+from larev_hf.rora.settings import INFILLER_MAX_LENGTH, RoRASettings, evaluator_backbone, phi_groups_per_batch
 from larev_hf.scores import summarize_variants
-from larev_hf.training.settings import TrainSettings
+from larev_hf.training.settings import IRMArguments, TrainSettings
 
 #: Where a run with ``rora_classifier`` keeps the classifier encoder's tokenizer (Θ and Φ share it).
 CLASSIFIER_TOKENIZER = "classifier_tokenizer"
@@ -30,10 +30,10 @@ def classifier_of(config: RunSettings) -> str | None:
     return config.method_settings(RoRASettings).rora_classifier
 
 
-def phi_values(config: RunSettings) -> dict[str, Any]:
-    """Φ's IRMv1 weight and groups per batch in this run: what the run left to the backbone, the evaluators'
-    backbone decides (the classifier's encoder with ``--rora-classifier``)."""
-    return phi_irm_values(config.given("rora_lambda_irm"), classifier_of(config) or config.model.backbone)
+def phi_groups(config: RunSettings) -> int:
+    """Φ's groups per batch in this run: its evaluators' backbone's (the classifier's encoder with
+    ``--rora-classifier``)."""
+    return phi_groups_per_batch(evaluator_backbone(config.method_settings(RoRASettings), config.model.backbone))
 
 
 def classifier_train_settings(config: RunSettings, progress: bool = True) -> TrainSettings:
@@ -106,7 +106,7 @@ def _counterfactuals(context: RunContext) -> None:
     write_json(context.path("rora", "counterfactuals_summary.json"), stats)
 
 
-def _train_classifier(context: RunContext, name: str, counterfactuals=None, lambda_irm: float = 0.0,
+def _train_classifier(context: RunContext, name: str, counterfactuals=None, arguments: IRMArguments | None = None,
                       groups_per_batch: int | None = None) -> None:
     """RoRA's classifier variant (§4.1): Φ on the D^e with λ · IRMv1 (``counterfactuals`` given) or Θ on x alone,
     a fresh head on the ``rora_classifier`` encoder over the training split's one label set."""
@@ -117,7 +117,7 @@ def _train_classifier(context: RunContext, name: str, counterfactuals=None, lamb
     model, tokenizer = build_classifier(classifier_of(cfg), labels, seed=cfg.training.seed)
     settings = classifier_train_settings(cfg, context.progress)
     train_classifier(model, tokenizer, classifier_dataset(train, tokenizer, labels, counterfactuals),
-                     context.path("models", name), settings, lambda_irm=lambda_irm,
+                     context.path("models", name), settings, arguments,
                      groups_per_batch=groups_per_batch or settings.batch_size)
     tokenizer.save_pretrained(context.path("rora", CLASSIFIER_TOKENIZER))  # the encoder's, shared by Θ and Φ
 
@@ -127,18 +127,20 @@ def _phi(context: RunContext) -> None:
     from larev_hf.modeling.backbones import fresh_model
     from larev_hf.rora import RoRAConfig, counterfactual_dataset, load_counterfactuals, train_phi
 
-    cfg, values = context.config, phi_values(context.config)
+    cfg = context.config
+    arguments, groups = cfg.method_settings(RoRASettings).phi_arguments(), phi_groups(cfg)
     counterfactuals = load_counterfactuals(context.path("rora", "counterfactuals_train.jsonl"))
     if classifier_of(cfg):
-        _train_classifier(context, "rora_phi", counterfactuals, **values)
+        _train_classifier(context, "rora_phi", counterfactuals, arguments, groups)
     else:
         train_settings = cfg.train_settings(context.progress)
         dataset = counterfactual_dataset(context.split_records("train"), counterfactuals, context.tokenizer(),
                                          train_settings.max_input_length, train_settings.max_label_length)
         train_phi(fresh_model(context), context.tokenizer(), dataset, context.path("models", "rora_phi"), train_settings,
-                  **values)
+                  arguments, groups)
     write_json(context.path("models", "rora_phi", "rora_weights.json"), {
-        **values, "normalization": RoRAConfig.normalization, "penalty_warmup_ratio": RoRAConfig.penalty_warmup_ratio,
+        "lambda_irm": arguments.lambda_irm, "groups_per_batch": groups, "normalization": RoRAConfig.normalization,
+        "penalty_warmup_ratio": RoRAConfig.penalty_warmup_ratio,
         "classifier": classifier_of(cfg),
     })
 

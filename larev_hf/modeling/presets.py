@@ -109,6 +109,18 @@ def backbone_default(backbone: str, name: str) -> Any:
     return backbone_defaults(backbone)[name][0]
 
 
+def fill_backbone_defaults(settings: Any, backbone: str) -> dict[str, str]:
+    """The one place a backbone decides: every field of the settings dataclass ``settings`` that is ``None`` and that
+    ``backbone`` decides (:func:`backbone_defaults`) takes the backbone's value, in place. Returns name → where each
+    value came from (what ``run_config.json`` records as ``backbone_defaults``)."""
+    filled = {}
+    for name, (value, source) in backbone_defaults(backbone).items():
+        if name in getattr(settings, "__dataclass_fields__", {}) and getattr(settings, name) is None:
+            setattr(settings, name, value)
+            filled[name] = source
+    return filled
+
+
 def training_defaults(backbone: str) -> dict[str, float]:
     """Learning rate, epochs and batch size suited to ``backbone``."""
     return {name: backbone_default(backbone, name) for name in ("learning_rate", "num_train_epochs", "batch_size")}

@@ -61,7 +61,7 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
     )
     from larev_hf.rora.masking import MaskedRationale, load_masked, merge_spans, save_masked, sentinel
     from larev_hf.rora.ngrams import NGramVocab, extract_ngrams
-    from larev_hf.rora.settings import RoRASettings, phi_irm_values
+    from larev_hf.rora.settings import RoRASettings, evaluator_backbone, phi_groups_per_batch
 
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -77,5 +77,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                  "infiller_pairs", "load_counterfactuals", "parse_fills", "save_counterfactuals", "train_infiller"),
     "masking": ("MaskedRationale", "load_masked", "merge_spans", "save_masked", "sentinel"),
     "ngrams": ("NGramVocab", "extract_ngrams"),
-    "settings": ("RoRASettings", "phi_irm_values"),
+    "settings": ("RoRASettings", "evaluator_backbone", "phi_groups_per_batch"),
 })

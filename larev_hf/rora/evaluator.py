@@ -40,11 +40,16 @@ from larev_hf.rora.formats import RORA_FORMAT, baseline_input, evaluator_input, 
 from larev_hf.rora.infiller import Counterfactuals
 from larev_hf.scores.cvi import ConditionalVScorer, CVIScores
 from larev_hf.training.collator import EnvironmentCollator
-from larev_hf.training.irm_trainer import IRMProbeTrainer
-from larev_hf.training.irm_training import train_irm
-from larev_hf.training.losses import IRMProbeLoss, LossParts, irm_loss_parts, label_nll_and_scale_gradient
+from larev_hf.training.irm_trainer import IRMProbeTrainer, train_irm
+from larev_hf.training.losses import (
+    IRMProbeLoss,
+    LossParts,
+    PenaltyWeights,
+    irm_loss_parts,
+    label_nll_and_scale_gradient,
+)
 from larev_hf.training.seq2seq import tokenize_pairs, train_on_records
-from larev_hf.training.settings import TrainSettings
+from larev_hf.training.settings import IRMArguments, TrainSettings
 
 CITATION = bibtex("jiang-etal-2024-rora")
 
@@ -164,10 +169,10 @@ class LabelSetIRMLoss(IRMProbeLoss):
         self.normalization = normalization
 
     def forward(self, model: nn.Module, batch: dict[str, torch.Tensor], probe: nn.Module | None,
-                lambda_irm: float, lambda_probe: float) -> LossParts:
+                weights: PenaltyWeights) -> LossParts:
         if self.normalization == "vocab":
-            parts = super().forward(model, batch, None, lambda_irm, 0.0)
-            return irm_loss_parts(parts.environment_losses, parts.irm_penalty, lambda_irm, erm_reduction="sum")
+            parts = super().forward(model, batch, None, weights)
+            return irm_loss_parts(parts.environment_losses, parts.irm_penalty, weights, erm_reduction="sum")
         candidates, valid, gold = batch["candidate_labels"], batch["candidate_mask"], batch["gold_index"]
         rows, n_candidates, width = candidates.shape
         flat = candidates.reshape(rows * n_candidates, width)
@@ -185,7 +190,7 @@ class LabelSetIRMLoss(IRMProbeLoss):
             use_cache=False,
         ).logits
         penalty, risks = label_set_irm_penalty(logits, flat, valid, gold, batch["environment"], self.token_reduction)
-        return irm_loss_parts(risks, penalty, lambda_irm, erm_reduction="sum")
+        return irm_loss_parts(risks, penalty, weights, erm_reduction="sum")
 
     def get_config_dict(self) -> dict[str, object]:
         return {"normalization": self.normalization, "token_reduction": self.token_reduction}
@@ -228,18 +233,16 @@ def train_phi(
     train_dataset: datasets.Dataset,
     output_dir: str | os.PathLike,
     settings: TrainSettings,
+    arguments: IRMArguments,
     groups_per_batch: int,
-    **config_values: Any,
 ) -> PreTrainedModel:
     """Φ: ``model`` trained on :func:`counterfactual_dataset` rows with RoRA eq. 7 and saved to ``output_dir``.
 
-    ``groups_per_batch`` examples (each with all its environments) form a batch; ``config_values`` are
-    :class:`~larev_hf.rora.RoRAConfig` fields: ``lambda_irm``, ``normalization``, ``penalty_warmup_ratio`` (the
-    penalty weight rises linearly over that share of the steps; the released code switches it on after warm-up epochs
-    instead).
+    ``arguments`` are the trainer's fields (``lambda_irm``; ``penalty_warmup_ratio``: the penalty weight rises
+    linearly over that share of the steps, where the released code switches it on after warm-up epochs);
+    ``groups_per_batch`` examples (each with all its environments) form a batch.
     """
-    return train_irm(RoRATrainer, model, tokenizer, train_dataset, output_dir, settings, groups_per_batch,
-                     **config_values)
+    return train_irm(RoRATrainer, model, tokenizer, train_dataset, output_dir, settings, arguments, groups_per_batch)
 
 
 def train_theta(

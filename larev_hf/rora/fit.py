@@ -18,7 +18,7 @@ from transformers import PreTrainedTokenizerBase
 
 from larev_hf.io import write_json
 from larev_hf.modeling.backbones import build_model, build_tokenizer
-from larev_hf.modeling.presets import is_preset
+from larev_hf.modeling.presets import fill_backbone_defaults, is_preset
 from larev_hf.rora.detector import DetectorSettings, LeakageDetector
 from larev_hf.rora.evaluator import RoRAScorer, counterfactual_dataset, train_phi, train_theta
 from larev_hf.rora.formats import TEMPLATE_WORDS, task_text
@@ -35,7 +35,7 @@ from larev_hf.rora.settings import (
     INFILLER_MAX_LENGTH,
     MAX_NEW_TOKENS,
     RoRASettings,
-    phi_irm_values,
+    phi_groups_per_batch,
 )
 from larev_hf.training.settings import TrainSettings
 
@@ -96,7 +96,8 @@ def fit_rora(
             top-k.
     """
     output_dir = Path(output_dir)
-    settings = settings or RoRASettings()
+    settings = replace(settings or RoRASettings())
+    fill_backbone_defaults(settings, backbone)  # what it leaves unset (λ), the backbone decides, as in a run
     if train_settings is None:
         train_settings = TrainSettings.for_backbone(backbone, progress=progress)
     if tokenizer is None:
@@ -117,11 +118,12 @@ def fit_rora(
     save_counterfactuals(output_dir / "counterfactuals_train.jsonl", counterfactuals)
     dataset = counterfactual_dataset(train_records, counterfactuals, tokenizer, train_settings.max_input_length,
                                      train_settings.max_label_length)
-    phi_values = phi_irm_values(settings.rora_lambda_irm, backbone)
+    arguments, groups = settings.phi_arguments(), phi_groups_per_batch(backbone)
     phi = train_phi(build_model(backbone, tokenizer, seed=seed), tokenizer, dataset, output_dir / "phi", train_settings,
-                    **phi_values)
+                    arguments, groups)
     theta = train_theta(build_model(backbone, tokenizer, seed=seed), tokenizer, train_records, output_dir / "theta",
                         train_settings)
-    write_json(output_dir / "rora_settings.json", {"backbone": backbone, **asdict(settings), **phi_values,
+    write_json(output_dir / "rora_settings.json", {"backbone": backbone, **asdict(settings),
+                                                   "lambda_irm": arguments.lambda_irm, "groups_per_batch": groups,
                                                    "counterfactuals": stats})
     return RoRAFit(detector, masked, counterfactuals, stats, RoRAScorer(theta.eval(), phi.eval(), tokenizer), settings)

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from larev_hf.defaults import RORA_THRESHOLD, RORA_TOP_K
-from larev_hf.modeling.presets import backbone_default
-from larev_hf.training.settings import IRMArguments, trainer_field
+from larev_hf.modeling.presets import KIND_DEFAULTS, backbone_default
+from larev_hf.training.settings import LIBRARY_TOKEN_REDUCTION, IRMArguments, trainer_field
 
 #: The stages that train RoRA's evaluators: what the choice of evaluator (and its IRM weight) changes; the detector,
 #: the infiller and the counterfactual rationales stay.
@@ -18,6 +18,8 @@ RORA_EVALUATOR_STAGES = ("rora_phi", "rora_theta")
 INFILLER_MAX_LENGTH = 128
 GENERATION_BATCH_SIZE = 32
 MAX_NEW_TOKENS = 64
+#: Examples (each with all its environments) per batch of Φ where no backbone decides (the random-init presets').
+RORA_GROUPS_PER_BATCH = KIND_DEFAULTS["random_init"]["rora_groups_per_batch"]
 
 
 def rora_threshold_type(text: str) -> float | str:
@@ -50,6 +52,19 @@ class RoRASettings:
                 "('minilm' = the offline MiniLM-L6, or a checkpoint such as microsoft/deberta-v3-large); default: "
                 "seq2seq evaluators on --backbone", "metavar": "ENCODER", "stages": RORA_EVALUATOR_STAGES})
 
+    def decided_by(self, config: Any) -> str:
+        """The backbone that decides what a run leaves unset here (λ): the classifier encoder when there is one,
+        else the run's backbone (:meth:`~larev_hf.config.RunConfig._fill_backbone_defaults`)."""
+        return evaluator_backbone(self, config.model.backbone)
+
+    def phi_arguments(self) -> IRMArguments:
+        """Φ's trainer fields (:class:`~larev_hf.rora.RoRAConfig`'s own) from these settings: this IRMv1 weight (once
+        the backbone has decided it), no probe, the library's summed label NLL."""
+        if self.rora_lambda_irm is None:
+            raise ValueError("rora_lambda_irm is undecided: a RunConfig fills it from the backbone "
+                             "(larev_hf.modeling.presets.fill_backbone_defaults)")
+        return IRMArguments(lambda_irm=self.rora_lambda_irm, lambda_probe=0.0, token_reduction=LIBRARY_TOKEN_REDUCTION)
+
     def validate(self, config: Any) -> None:
         """A run's checks: ``rora_classifier`` needs RoRA among the run's methods and full fine-tuning."""
         if self.rora_classifier and "rora" not in config.methods:
@@ -67,8 +82,12 @@ class RoRASettings:
         return DetectorSettings(threshold=self.rora_threshold, top_k=self.rora_top_k, seed=seed)
 
 
-def phi_irm_values(lambda_irm: float | None, backbone: str) -> dict[str, Any]:
-    """Φ's IRMv1 weight (``lambda_irm``, else ``backbone``'s ``rora_lambda_irm``) and groups per batch (``backbone``'s
-    ``rora_groups_per_batch``; :data:`~larev_hf.modeling.presets.KIND_DEFAULTS`)."""
-    return {"lambda_irm": backbone_default(backbone, "rora_lambda_irm") if lambda_irm is None else lambda_irm,
-            "groups_per_batch": backbone_default(backbone, "rora_groups_per_batch")}
+def evaluator_backbone(settings: RoRASettings, backbone: str) -> str:
+    """The backbone of RoRA's Φ and Θ: ``settings``' classifier encoder (§4.1), else ``backbone``."""
+    return settings.rora_classifier or backbone
+
+
+def phi_groups_per_batch(backbone: str) -> int:
+    """Examples (each with all its environments) per batch of Φ on ``backbone`` (its ``rora_groups_per_batch``:
+    :data:`~larev_hf.modeling.presets.KIND_DEFAULTS`, a fixed property of the backbone, not a setting)."""
+    return backbone_default(backbone, "rora_groups_per_batch")

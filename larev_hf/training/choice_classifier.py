@@ -16,10 +16,9 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.modeling.choice_classifier import ChoiceCollator
 from larev_hf.training.irm_config import IRMProbeConfig
-from larev_hf.training.irm_trainer import IRMProbeTrainer
-from larev_hf.training.irm_training import train_irm
-from larev_hf.training.losses import IRMProbeLoss, LossParts, irm_loss_parts, irm_penalty
-from larev_hf.training.settings import TrainSettings
+from larev_hf.training.irm_trainer import IRMProbeTrainer, train_irm
+from larev_hf.training.losses import IRMProbeLoss, LossParts, PenaltyWeights, irm_loss_parts, irm_penalty
+from larev_hf.training.settings import LIBRARY_TOKEN_REDUCTION, IRMArguments, TrainSettings
 
 #: The encoder inputs of a choice batch (``token_type_ids`` marks input vs choice in BERT-style encoders).
 CHOICE_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -28,10 +27,10 @@ CHOICE_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 class ChoiceIRMLoss(IRMProbeLoss):
     """Mean over environments of the choice cross-entropy + λ_IRM · Σ_e (∂L^e(w · logits)/∂w |_{w=1})² (eq. 4.10)."""
 
-    def forward(self, model, batch, probe, lambda_irm, lambda_probe) -> LossParts:
+    def forward(self, model, batch, probe, weights: PenaltyWeights) -> LossParts:
         outputs = model(**{key: batch[key] for key in CHOICE_INPUTS if key in batch})
         penalty, risks, _ = irm_penalty(outputs.logits.unsqueeze(1), batch["labels"][:, :1], batch["environment"])  # [rows, K]
-        parts = irm_loss_parts(risks, penalty, lambda_irm)
+        parts = irm_loss_parts(risks, penalty, weights)
         parts.outputs = outputs
         return parts
 
@@ -62,14 +61,16 @@ def train_choice_classifier(
     dataset: datasets.Dataset,
     output_dir: str | os.PathLike,
     settings: TrainSettings,
-    lambda_irm: float = 0.0,
+    arguments: IRMArguments | None = None,
     groups_per_batch: int | None = None,
-    **config_values,
 ) -> PreTrainedModel:
     """Train and save Φ_base / Φ (one environment: rows without ``environment`` get environment 0, each its own
-    group) or Φ_LA (``environment`` and ``group_id`` columns, ``lambda_irm`` > 0, ``groups_per_batch`` groups);
-    ``config_values`` set further :class:`~larev_hf.training.IRMProbeConfig` fields."""
+    group) or Φ_LA (``environment`` and ``group_id`` columns, ``arguments.lambda_irm`` > 0, ``groups_per_batch``
+    groups). ``arguments``: the :class:`~larev_hf.training.IRMProbeConfig` fields; default: no penalty, the library's
+    summed label NLL."""
     if "environment" not in dataset.column_names:
         dataset = dataset.add_column("environment", [0] * len(dataset)).add_column("group_id", list(range(len(dataset))))
-    return train_irm(ChoiceTrainer, model, tokenizer, dataset, output_dir, settings,
-                     groups_per_batch or settings.batch_size, lambda_irm=lambda_irm, **config_values)
+    if arguments is None:
+        arguments = IRMArguments(lambda_irm=0.0, lambda_probe=0.0, token_reduction=LIBRARY_TOKEN_REDUCTION)
+    return train_irm(ChoiceTrainer, model, tokenizer, dataset, output_dir, settings, arguments,
+                     groups_per_batch or settings.batch_size)

@@ -7,16 +7,24 @@ trainer = IRMProbeTrainer(model=model, args=IRMProbeConfig(output_dir="phi_la", 
                           train_dataset=environments, processing_class=tokenizer, probe_model=probe)
 trainer.train()
 ```
+
+:func:`train_irm` is the one routine every IRM-trained evaluator of the library goes through: the trainer's config
+built from the run's :class:`~larev_hf.training.TrainSettings` and a typed
+:class:`~larev_hf.training.settings.IRMArguments`, the trainer over the prepared model, fit (resuming from the last
+epoch checkpoint) and saved atomically.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections import defaultdict
 from typing import Any
 
+import datasets
 import torch
 from torch.utils.data import DataLoader
-from transformers import PreTrainedModel, Seq2SeqTrainer
+from transformers import PreTrainedModel, PreTrainedTokenizerBase, Seq2SeqTrainer
 from transformers.utils import logging
 
 from larev_hf.modeling.backbones import load_evaluator
@@ -30,8 +38,13 @@ from larev_hf.training.checks import (
 from larev_hf.training.collator import EnvironmentCollator, TrainerColumnsCollator
 from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.irm_evaluation import IRMEvaluationMixin
-from larev_hf.training.losses import IRMProbeLoss
+from larev_hf.training.losses import IRMProbeLoss, PenaltyWeights
 from larev_hf.training.sampler import EnvironmentGroupBatchSampler, grouping_lengths
+from larev_hf.training.seq2seq import checkpoint_dir_for, fit_and_save
+from larev_hf.training.settings import IRMArguments, TrainSettings
+
+#: Steps between two logged training metrics of an IRM trainer (the plain evaluators log every 50).
+IRM_LOGGING_STEPS = 25
 
 # HF's Trainer logger: the batch line appears beside its "Total train batch size", under the same verbosity
 # (HF's scripts set transformers' verbosity, not the root logger's)
@@ -58,7 +71,7 @@ class IRMProbeTrainer(IRMEvaluationMixin, TiedWeightsResumeMixin, Seq2SeqTrainer
 
     _tag_names = ["larev", "irm", "rationale-evaluation"]
     _name = "IRMProbe"
-    #: The config :func:`~larev_hf.training.irm_training.train_irm` builds for this trainer.
+    #: The config :func:`train_irm` builds for this trainer.
     config_class: type[IRMProbeConfig] = IRMProbeConfig
 
     def __init__(
@@ -115,11 +128,12 @@ class IRMProbeTrainer(IRMEvaluationMixin, TiedWeightsResumeMixin, Seq2SeqTrainer
                 args.environment_column, args.group_column, args.probe_column,
             ]
 
-    def penalty_weights(self) -> tuple[float, float]:
-        """(λ_IRM, λ_probe) at the current step: linear warm-up over ``penalty_warmup_ratio`` of the steps (§5.3.3)."""
+    def penalty_weights(self) -> PenaltyWeights:
+        """The config's λ_IRM and λ_probe at the current step: linear warm-up over ``penalty_warmup_ratio`` of the
+        steps (§5.3.3)."""
         warmup_steps = self.args.penalty_warmup_ratio * max(self.state.max_steps, 1)
         factor = 1.0 if warmup_steps == 0 else min(1.0, self.state.global_step / warmup_steps)
-        return self.args.lambda_irm * factor, self.args.lambda_probe * factor
+        return PenaltyWeights(lambda_irm=self.args.lambda_irm * factor, lambda_probe=self.args.lambda_probe * factor)
 
     def probe_weight_this_step(self, lambda_probe: float, training: bool) -> float:
         """The probe weight applied now: n·λ_probe on every n-th training step, 0 on the others (``probe_every_n_steps``)."""
@@ -133,10 +147,10 @@ class IRMProbeTrainer(IRMEvaluationMixin, TiedWeightsResumeMixin, Seq2SeqTrainer
         (evaluation rows of plain pairs) the ERM part alone, the label NLL per row with ``token_reduction``."""
         if "environment" not in inputs:
             return self.plain_loss(model, inputs, return_outputs)
-        lambda_irm, lambda_probe = self.penalty_weights()
+        weights = self.penalty_weights()
         mode = "train" if model.training else "eval"
-        applied_probe = self.probe_weight_this_step(lambda_probe, model.training)
-        parts = self.loss_module(model, inputs, self.probe, lambda_irm, applied_probe)
+        applied_probe = self.probe_weight_this_step(weights.lambda_probe, model.training)
+        parts = self.loss_module(model, inputs, self.probe, dataclasses.replace(weights, lambda_probe=applied_probe))
         with torch.no_grad():
             values = {
                 "erm/loss": parts.erm_loss,
@@ -147,8 +161,8 @@ class IRMProbeTrainer(IRMEvaluationMixin, TiedWeightsResumeMixin, Seq2SeqTrainer
                 values["probe/loss"] = parts.probe_loss
             for key, value in values.items():
                 self._metrics[mode][key].append(self.accelerator.gather_for_metrics(value.detach().reshape(1)).mean().item())
-            self._metrics[mode]["weights/lambda_irm"].append(lambda_irm)
-            self._metrics[mode]["weights/lambda_probe"].append(lambda_probe)
+            self._metrics[mode]["weights/lambda_irm"].append(weights.lambda_irm)
+            self._metrics[mode]["weights/lambda_probe"].append(weights.lambda_probe)
         return (parts.loss, parts.outputs if parts.outputs is not None else {}) if return_outputs else parts.loss
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
@@ -205,3 +219,37 @@ class IRMProbeTrainer(IRMEvaluationMixin, TiedWeightsResumeMixin, Seq2SeqTrainer
         """HF's model card, with the trainer's tags (``larev``, ``irm``, ...) among its tags."""
         tags = [tags] if isinstance(tags, str) else list(tags or [])
         super().create_model_card(*args, tags=tags + [tag for tag in self._tag_names if tag not in tags], **kwargs)
+
+
+def train_irm(
+    trainer_class: type[IRMProbeTrainer],
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    train_dataset: datasets.Dataset,
+    output_dir: str | os.PathLike,
+    settings: TrainSettings,
+    arguments: IRMArguments,
+    groups_per_batch: int,
+    probe: PreTrainedModel | None = None,
+    loss: IRMProbeLoss | None = None,
+) -> PreTrainedModel:
+    """Train ``model`` with ``trainer_class`` on environment groups and save it (with ``tokenizer``) to ``output_dir``.
+
+    Args:
+        trainer_class: :class:`IRMProbeTrainer` or a subclass; its ``config_class`` is built.
+        settings: optimiser settings (learning rate, epochs, seed, LoRA, ...) shared with every trained model.
+        arguments: the trainer's own fields (penalty weights, warm-up, token reduction, columns), each copied into
+            the config as it is; the library's evaluators pass ``token_reduction=LIBRARY_TOKEN_REDUCTION``.
+        groups_per_batch: environment groups per batch (``per_device_train_batch_size`` of an IRM config).
+        probe: LAREV's frozen probe ψ (needed when ``arguments.lambda_probe`` > 0).
+        loss: the trainer's loss module, instead of the one it builds from its config.
+    """
+    args = settings.training_arguments(
+        checkpoint_dir_for(output_dir), args_class=trainer_class.config_class,
+        per_device_train_batch_size=groups_per_batch, logging_steps=IRM_LOGGING_STEPS,
+        **{f.name: getattr(arguments, f.name) for f in dataclasses.fields(IRMArguments)},
+    )
+    trainer = trainer_class(model=settings.prepare_model(model), args=args, train_dataset=train_dataset,
+                            processing_class=tokenizer, **({"probe_model": probe} if probe is not None else {}),
+                            **({"loss": loss} if loss is not None else {}))
+    return fit_and_save(trainer, tokenizer, output_dir)

@@ -82,6 +82,16 @@ def irm_penalty(
     return penalty, risks, nll
 
 
+@dataclass(frozen=True)
+class PenaltyWeights:
+    """The weights of eq. 4.10 at one training step, as the trainer hands them to its loss module:
+    ``lambda_irm`` on the IRMv1 penalty and ``lambda_probe`` on the subtracted probe loss (0: no probe term).
+    :meth:`~larev_hf.training.IRMProbeTrainer.penalty_weights` builds them from the config's fields, warmed up."""
+
+    lambda_irm: float
+    lambda_probe: float = 0.0
+
+
 @dataclass
 class LossParts:
     """The objective and its named parts; the parts are unweighted (``loss`` applies the weights)."""
@@ -98,21 +108,20 @@ class LossParts:
 def irm_loss_parts(
     risks: dict[int, torch.Tensor],
     penalty: torch.Tensor,
-    lambda_irm: float,
+    weights: PenaltyWeights,
     erm_reduction: str = "mean",
     probe_loss: torch.Tensor | None = None,
-    lambda_probe: float = 0.0,
 ) -> LossParts:
-    """The IRM objective from its parts: ERM (the ``"mean"`` or ``"sum"`` of the environment ``risks``) + λ_IRM ·
-    ``penalty``, minus λ_probe · ``probe_loss`` when a probe loss is given (thesis eq. 4.10; RoRA eq. 6-7 sum the
-    risks)."""
+    """The IRM objective from its parts: ERM (the ``"mean"`` or ``"sum"`` of the environment ``risks``) +
+    ``weights.lambda_irm`` · ``penalty``, minus ``weights.lambda_probe`` · ``probe_loss`` when a probe loss is given
+    (thesis eq. 4.10; RoRA eq. 6-7 sum the risks)."""
     stacked = torch.stack(list(risks.values()))
     erm = stacked.mean() if erm_reduction == "mean" else stacked.sum()
-    loss = erm + lambda_irm * penalty
+    loss = erm + weights.lambda_irm * penalty
     if probe_loss is None:
         probe_loss = erm.new_zeros(())
     else:
-        loss = loss - lambda_probe * probe_loss
+        loss = loss - weights.lambda_probe * probe_loss
     return LossParts(loss, erm, penalty, probe_loss, risks)
 
 
@@ -126,7 +135,7 @@ class IRMProbeLoss(nn.Module):
 
     Inputs of ``forward``: the model, its batch (``input_ids``, ``attention_mask``, ``labels``,
     ``environment``, and, when a probe is used, ``probe_input_ids`` / ``probe_attention_mask`` with
-    ``probe_labels``), the frozen probe (or ``None``) and the current weights.
+    ``probe_labels``), the frozen probe (or ``None``) and the current :class:`PenaltyWeights`.
     """
 
     def __init__(self, token_reduction: str = "mean", probe_max_loss: float | None = None) -> None:
@@ -139,8 +148,7 @@ class IRMProbeLoss(nn.Module):
         model: nn.Module,
         batch: dict[str, torch.Tensor],
         probe: nn.Module | None,
-        lambda_irm: float,
-        lambda_probe: float,
+        weights: PenaltyWeights,
     ) -> LossParts:
         labels = batch["labels"]
         # The forward goes through the (possibly DDP-wrapped) model so gradients are synchronised;
@@ -152,9 +160,9 @@ class IRMProbeLoss(nn.Module):
             decoder_input_ids=unwrapped.prepare_decoder_input_ids_from_labels(labels=labels),
         )
         penalty, risks, _ = irm_penalty(outputs.logits, labels, batch["environment"], self.token_reduction)
-        use_probe = probe is not None and lambda_probe > 0
+        use_probe = probe is not None and weights.lambda_probe > 0
         probe_loss = self.probe_loss(model, batch, probe) if use_probe else penalty.new_zeros(())
-        parts = irm_loss_parts(risks, penalty, lambda_irm, probe_loss=probe_loss, lambda_probe=lambda_probe)
+        parts = irm_loss_parts(risks, penalty, weights, probe_loss=probe_loss)
         parts.outputs = outputs
         return parts
 

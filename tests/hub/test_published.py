@@ -170,7 +170,7 @@ def test_the_recipes_are_the_shipped_data_file_with_their_fingerprints(tmp_path)
     assert (recipes, not_offered, aliases) == (named.RECIPES, named.NOT_OFFERED, named.NOT_OFFERED_ALIASES)
     assert timed_on == named.TIMED_ON == "2 CPU cores"  # what a first use's estimate names
     # a recipe's settings as data keep the cache directories of the recipes they were written from
-    assert {name: r.fingerprint for name, r in recipes.items()} == {"esnli": "d59635b2c922",
+    assert {name: r.fingerprint for name, r in recipes.items()} == {"esnli": "d4d042bde638",
                                                                     "esnli-larev": "8f6712c449a0"}
     chosen = recipes["esnli"]
     assert chosen.calibrate[0] == chosen.method == "larev_ni" and chosen.docs == "docs/hub.md#the-recipes"

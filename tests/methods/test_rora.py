@@ -41,15 +41,38 @@ def test_classifier_variant_settings_are_checked():
         RunConfig(method="rev", rora_classifier="minilm")
     with pytest.raises(ValueError, match="trains its encoder in full"):
         RunConfig(method="rora", rora_classifier="minilm", lora=True)
-    from larev_hf.methods.rora import classifier_train_settings, phi_values
+    from larev_hf.methods.rora import classifier_train_settings, phi_groups
     from larev_hf.rora import RoRASettings
+
+    def phi_lambda(config):
+        return config.method_settings(RoRASettings).phi_arguments().lambda_irm
 
     config = RunConfig(method="all", rora_classifier="minilm", learning_rate=1e-3)
     assert classifier_train_settings(config).learning_rate == 3e-5
-    # λ left to the backbone: the classifier's (pretrained) encoder decides, not the run's random-init preset
-    assert phi_values(config) == {"lambda_irm": 10.0, "groups_per_batch": 32}
-    assert phi_values(RunConfig(method="rora"))["lambda_irm"] == 1.0
-    assert phi_values(RunConfig(method="all", rora_classifier="minilm", rora_lambda_irm=2.0))["lambda_irm"] == 2.0
+    # λ left to the backbone: the classifier's (pretrained) encoder decides, not the run's random-init preset, in the
+    # run's one fill-in, so run_config.json records the value Φ trains with
+    assert (phi_lambda(config), phi_groups(config)) == (10.0, 32)
+    assert config.model.backbone_defaults["rora_lambda_irm"] == "pretrained backbones"
+    assert phi_lambda(RunConfig(method="rora")) == 1.0
+    assert phi_lambda(RunConfig(method="all", rora_classifier="minilm", rora_lambda_irm=2.0)) == 2.0
     rora = RunConfig(method="rora", rora_top_k=3, rora_threshold="auto", seed=4).method_settings(RoRASettings)
     settings = rora.detector_settings(seed=4)
     assert (settings.top_k, settings.threshold, settings.seed) == (3, "auto", 4)
+
+
+def test_an_older_run_config_of_the_classifier_variant_reads_the_lambda_phi_trained_with():
+    """Earlier versions recorded RoRA's λ from the run's backbone while Φ trained with the classifier encoder's; such
+    a file loads as the run that trained (and a rerun of the same command resumes it)."""
+    from larev_hf.config import RunConfig
+    from larev_hf.rora import RoRASettings
+
+    fresh = RunConfig(method="rora", rora_classifier="minilm")
+    old = fresh.to_dict()
+    old["rora_lambda_irm"] = 1.0  # what they wrote: t5-tiny's value
+    old["backbone_defaults"] = {**old["backbone_defaults"], "rora_lambda_irm": "random-init presets"}
+    loaded = RunConfig.from_dict(old)
+    assert loaded.method_settings(RoRASettings).rora_lambda_irm == 10.0
+    assert loaded == fresh
+    asked = {name: source for name, source in old["backbone_defaults"].items() if name != "rora_lambda_irm"}
+    given = {**old, "rora_lambda_irm": 2.0, "backbone_defaults": asked}  # asked for: kept
+    assert RunConfig.from_dict(given).method_settings(RoRASettings).rora_lambda_irm == 2.0

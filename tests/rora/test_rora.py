@@ -37,7 +37,7 @@ from larev_hf.rora import (
     train_classifier,
     train_plain_evaluator,
 )
-from larev_hf.training import TrainSettings, label_nll
+from larev_hf.training import IRMArguments, PenaltyWeights, TrainSettings, label_nll
 from larev_hf.training.collator import EnvironmentCollator
 from tests.yesno_task import fact_and_leaky, yesno_records
 
@@ -206,7 +206,7 @@ def test_label_set_loss_encodes_once_and_matches_the_penalty_on_repeated_inputs(
                                                  for e in ("yes", "no")}) for r in records]
     rows = counterfactual_dataset(records, counterfactuals, tiny_tokenizer)
     batch = CandidateCollator(tiny_tokenizer)(list(rows))
-    parts = LabelSetIRMLoss()(tiny_model.eval(), batch, None, 3.0, 0.0)
+    parts = LabelSetIRMLoss()(tiny_model.eval(), batch, None, PenaltyWeights(lambda_irm=3.0))
     candidates = batch["candidate_labels"]
     rows_, k, width = candidates.shape
     flat = candidates.reshape(rows_ * k, width)
@@ -217,7 +217,7 @@ def test_label_set_loss_encodes_once_and_matches_the_penalty_on_repeated_inputs(
     assert float(parts.irm_penalty.detach()) == pytest.approx(float(penalty.detach()), rel=1e-5)
     assert float(parts.erm_loss.detach()) == pytest.approx(float(sum(risks.values()).detach()), rel=1e-5)
     assert float(parts.loss.detach()) == pytest.approx(float((sum(risks.values()) + 3.0 * penalty).detach()), rel=1e-5)
-    vocab = LabelSetIRMLoss("vocab")(tiny_model, batch, None, 3.0, 0.0)  # LAREV's full-vocabulary IRMv1 instead
+    vocab = LabelSetIRMLoss("vocab")(tiny_model, batch, None, PenaltyWeights(lambda_irm=3.0))  # LAREV's full-vocabulary IRMv1 instead
     assert float(vocab.irm_penalty.detach()) != pytest.approx(float(parts.irm_penalty.detach()), rel=1e-3)
 
 
@@ -311,7 +311,7 @@ def test_classifier_loss_is_cross_entropy_per_environment_plus_irm_penalty():
     rows = classifier_dataset(records, tokenizer, labels, counterfactuals)
     assert rows["environment"] == [0, 1] * 4 and rows["labels"] == [[labels.index(r["label"])] for r in records for _ in labels]
     batch = EnvironmentCollator(tokenizer)(list(rows))
-    parts = ClassifierIRMLoss()(model.eval(), batch, None, 2.0, 0.0)
+    parts = ClassifierIRMLoss()(model.eval(), batch, None, PenaltyWeights(lambda_irm=2.0))
     with torch.no_grad():
         z = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits.double()
     gold = batch["labels"][:, 0]
@@ -334,7 +334,7 @@ def test_classifier_variant_ignores_the_restated_label(rora_fit, tmp_path):
     settings = TrainSettings(learning_rate=2e-4, num_train_epochs=3, batch_size=16, progress=False)
     phi, tokenizer = build_classifier(MINILM, labels)
     phi = train_classifier(phi, tokenizer, classifier_dataset(train, tokenizer, labels, fit.counterfactuals),
-                           tmp_path / "phi", settings, lambda_irm=1.0)
+                           tmp_path / "phi", settings, IRMArguments(lambda_irm=1.0, token_reduction="sum"))
     theta, _ = build_classifier(MINILM, labels)
     theta = train_classifier(theta, tokenizer, classifier_dataset(train, tokenizer, labels), tmp_path / "theta", settings)
     scorer = RoRAClassifierScorer(theta, phi, tokenizer, labels)

@@ -64,12 +64,13 @@ def test_batched_log_probs_equal_a_pair_by_pair_forward_pass(classifier):
 
 def test_the_irm_objective_equals_cross_entropy_per_environment_plus_the_autograd_penalty(classifier):
     from larev_hf.training.choice_classifier import ChoiceIRMLoss
+    from larev_hf.training.losses import PenaltyWeights
 
     model, tokenizer = classifier
     rows = choice_rows(tokenizer, INPUTS, CHOICES, ["oven", "chair", "entailment"], environment=[0, 1, 1], group_id=[0, 0, 1])
     batch = ChoiceCollator(tokenizer)([rows[i] for i in range(3)])
     assert batch["input_ids"].shape[:2] == (3, 3) and batch["labels"].tolist() == [[1], [0], [0]]
-    parts = ChoiceIRMLoss()(model, batch, None, lambda_irm=2.0, lambda_probe=0.0)
+    parts = ChoiceIRMLoss()(model, batch, None, PenaltyWeights(lambda_irm=2.0))
     with torch.no_grad():
         logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
                        token_type_ids=batch["token_type_ids"]).logits

@@ -208,11 +208,12 @@ def test_the_default_loss_is_per_token_and_the_library_keeps_the_sum(tmp_path):
     assert IRMProbeConfig(output_dir=str(tmp_path), report_to="none").token_reduction == "mean"
     assert LIBRARY_TOKEN_REDUCTION == "sum"  # the recorded objective of `larev-hf run` and the named recipes
     args = TrainSettings().training_arguments(tmp_path, args_class=IRMProbeConfig)
-    assert args.token_reduction == "mean"  # what train_irm then overrides (checked through a run below)
+    assert args.token_reduction == "mean"  # the library's callers pass the sum (checked through a run below)
 
 
 def test_train_irm_trains_the_library_evaluators_with_the_summed_nll(_tiny_models, tiny_tokenizer, groups, tmp_path):
-    from larev_hf.training import TrainSettings, train_irm
+    from larev_hf.training import IRMArguments, TrainSettings, train_irm
+    from larev_hf.training.settings import LIBRARY_TOKEN_REDUCTION
 
     seen = {}
 
@@ -222,8 +223,9 @@ def test_train_irm_trains_the_library_evaluators_with_the_summed_nll(_tiny_model
             seen["args"], seen["loss"] = self.args.token_reduction, self.loss_module.token_reduction
 
     settings = TrainSettings(num_train_epochs=1, batch_size=2, progress=False)
-    train_irm(Recording, copy.deepcopy(_tiny_models["t5"]), tiny_tokenizer, groups, tmp_path / "phi_la", settings, 2,
-              lambda_irm=1.0)
+    arguments = IRMArguments(lambda_irm=1.0, token_reduction=LIBRARY_TOKEN_REDUCTION)  # as the library's callers build it
+    train_irm(Recording, copy.deepcopy(_tiny_models["t5"]), tiny_tokenizer, groups, tmp_path / "phi_la", settings,
+              arguments, 2)
     assert seen == {"args": "sum", "loss": "sum"}
 
 

@@ -8,7 +8,14 @@ import copy
 import pytest
 import torch
 
-from larev_hf.training import IRMProbeConfig, IRMProbeLoss, IRMProbeTrainer, irm_penalty, label_nll
+from larev_hf.training import (
+    IRMProbeConfig,
+    IRMProbeLoss,
+    IRMProbeTrainer,
+    PenaltyWeights,
+    irm_penalty,
+    label_nll,
+)
 from larev_hf.training.collator import EnvironmentCollator
 from larev_hf.training.leakage_aware import environment_dataset, freeze_encoder
 
@@ -134,7 +141,7 @@ def test_probe_receives_no_gradient_and_only_the_encoder_learns_from_it(tiny_mod
 def test_full_objective_combines_the_parts(tiny_model, tiny_tokenizer, environment_rows):
     probe = copy.deepcopy(tiny_model).requires_grad_(False)
     batch = _batch_for(tiny_tokenizer, environment_rows)
-    parts = IRMProbeLoss()(tiny_model, batch, probe, lambda_irm=2.0, lambda_probe=0.1)
+    parts = IRMProbeLoss()(tiny_model, batch, probe, PenaltyWeights(lambda_irm=2.0, lambda_probe=0.1))
     expected = parts.erm_loss + 2.0 * parts.irm_penalty - 0.1 * parts.probe_loss
     assert float(parts.loss) == pytest.approx(float(expected), rel=1e-6)
     assert set(parts.environment_losses) == {0, 1, 2}
@@ -150,8 +157,8 @@ def test_warmup_schedule_and_config_validation(tiny_model, tiny_tokenizer, envir
     trainer.state.max_steps = 30
     for step, factor in [(0, 0.0), (5, 0.5), (10, 1.0), (25, 1.0)]:
         trainer.state.global_step = step
-        lambda_irm, lambda_probe = trainer.penalty_weights()
-        assert lambda_irm == pytest.approx(3.0 * factor) and lambda_probe == pytest.approx(0.3 * factor)
+        weights = trainer.penalty_weights()
+        assert weights.lambda_irm == pytest.approx(3.0 * factor) and weights.lambda_probe == pytest.approx(0.3 * factor)
     with pytest.raises(ValueError, match="probe_model is the model"):
         IRMProbeTrainer(model=tiny_model, args=args, probe_model=tiny_model, processing_class=tiny_tokenizer)
     with pytest.raises(ValueError, match="penalty weights"):
@@ -231,9 +238,9 @@ def test_irm_loss_parts_is_the_one_objective_of_every_irm_loss() -> None:
     from larev_hf.training import irm_loss_parts
 
     risks, penalty = {0: torch.tensor(1.0), 1: torch.tensor(3.0)}, torch.tensor(0.5)
-    mean = irm_loss_parts(risks, penalty, lambda_irm=2.0)  # LAREV and the choice classifiers: ERM = mean risk
+    mean = irm_loss_parts(risks, penalty, PenaltyWeights(lambda_irm=2.0))  # LAREV and the choice classifiers: ERM = mean risk
     assert (mean.loss.item(), mean.erm_loss.item(), mean.probe_loss.item()) == (3.0, 2.0, 0.0)
-    summed = irm_loss_parts(risks, penalty, lambda_irm=2.0, erm_reduction="sum")  # RoRA eq. 6-7: the sum
+    summed = irm_loss_parts(risks, penalty, PenaltyWeights(lambda_irm=2.0), erm_reduction="sum")  # RoRA eq. 6-7: the sum
     assert (summed.loss.item(), summed.erm_loss.item()) == (5.0, 4.0)
-    probe = irm_loss_parts(risks, penalty, 2.0, probe_loss=torch.tensor(4.0), lambda_probe=0.25)  # − λ_probe L_probe
+    probe = irm_loss_parts(risks, penalty, PenaltyWeights(2.0, 0.25), probe_loss=torch.tensor(4.0))  # − λ_probe L_probe
     assert (probe.loss.item(), probe.probe_loss.item(), probe.environment_losses) == (2.0, 4.0, risks)
