@@ -177,6 +177,7 @@ def make_model_card(bundle: EvaluatorBundle, repo_id: str | None = None) -> Mode
         citation=citation(config.method),
         score_meaning=get_method(config.method).score_meaning or SCORE_MEANING,
         trust_sentence=Trust(**config.trust).sentence() if config.trust else "not recorded (a bundle made by hand)",
+        judge_sentence=_judge_sentence(config.nli_judge),
         **recipe_context(getattr(bundle, "recipe", None)),
     )
 
@@ -203,9 +204,22 @@ def recipe_context(record: dict[str, Any] | None) -> dict[str, Any]:
             "recipe_steps": [" ".join(["larev-hf", *step]) for step in steps],
             "recipe_settings": [f"{title}: `{_setting_text(recipe[key])}`"
                                 for key, title in (("run", "the run"), ("calibrate", "calibration features"),
-                                                   ("human", "the calibration"), ("force_export", "export despite the "
+                                                   ("human", "the calibration"), ("nli_judge", "the NLI judge"),
+                                                   ("force_export", "export despite the "
                                                                                   "trust check"))
                                 if recipe.get(key)]}
+
+
+def _judge_sentence(judge: dict[str, Any] | None) -> str | None:
+    """What the card says of the bundle's NLI judge (``None``: it carries none)."""
+    if judge is None:
+        return None
+    metrics = judge.get("metrics", {})
+    accuracy = (f", {metrics['accuracy']:.1%} accurate on {metrics['eval_examples']} e-SNLI test pairs read with their "
+                "explanations" if isinstance(metrics.get("accuracy"), float) else "")
+    return (f"`{judge['directory']}/` reads each premise followed by the explanation, then the hypothesis "
+            f"(MiniLM-L6 trained on {metrics.get('train_examples', '?')} pairs{accuracy}). Where it gives the given label "
+            "a low probability, the explanation is reported as *contradicting the label*; it changes no score.")
 
 
 def _setting_text(value: object) -> str:
