@@ -103,7 +103,7 @@ class FindingThresholds:
     other_script: float = 0.5
     label_margin: float = 4.62
     negation_gain: float = 9.75
-    judge_log_prob: float = -3.4
+    judge_log_prob: float = -2.59
     baseline_ceiling: float = -0.01
 
     def to_dict(self) -> dict[str, Any]:
