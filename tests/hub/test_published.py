@@ -165,6 +165,22 @@ def test_the_recipes_hub_repo_is_not_part_of_its_fingerprint() -> None:
     assert all(recipe.hub_repo is None for recipe in named.RECIPES.values())  # none is published yet
 
 
+def test_a_recipe_with_an_nli_judge_trains_it_before_the_export_that_bundles_it(tmp_path) -> None:
+    chosen = named.RECIPES["esnli"]
+    steps = chosen.commands(tmp_path, tmp_path / "build")
+    titles = [title for title, _ in steps]
+    judge, export = dict(steps)["training the NLI judge"], dict(steps)["checking trust and writing the bundle"]
+    assert titles.index("training the NLI judge") < titles.index("checking trust and writing the bundle")
+    assert judge[:3] == ["nli-train", "--data-dir", str(tmp_path / chosen.data_subdir)]
+    assert "--read-explanations" in judge and judge[judge.index("--output-dir") + 1] == str(tmp_path / "build" /
+                                                                                           "nli_judge")
+    assert export[export.index("--nli-judge") + 1] == str(tmp_path / "build" / "nli_judge")
+    without = dataclasses.replace(chosen, nli_judge=None)  # no judge: no step, no flag, and another fingerprint
+    assert "training the NLI judge" not in dict(without.commands(tmp_path, tmp_path / "build"))
+    assert "--nli-judge" not in dict(without.commands(tmp_path, tmp_path / "build"))[
+        "checking trust and writing the bundle"] and without.fingerprint != chosen.fingerprint
+
+
 def test_the_recipes_are_the_shipped_data_file_with_their_fingerprints(tmp_path) -> None:
     recipes, not_offered, aliases, timed_on = named.load_recipes(named.RECIPES_FILE)
     assert (recipes, not_offered, aliases) == (named.RECIPES, named.NOT_OFFERED, named.NOT_OFFERED_ALIASES)
