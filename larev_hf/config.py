@@ -218,8 +218,8 @@ def renamed_settings(values: dict[str, Any], warn: bool = False) -> dict[str, An
 
 
 def saved_settings(values: dict[str, Any]) -> dict[str, Any]:
-    """What a ``run_config.json`` (or a bundle's copy of one) written by an earlier version means now: the one place
-    old files are read.
+    """What a ``run_config.json`` written by an earlier version means now: the one place old files are read (a resumed
+    run, ``Run.load`` for ``larev-hf export`` / ``meta`` / ``human``; a bundle keeps its copy as written, as a record).
 
     - Keys spelt differently then (``rora_threshold`` → ``rora.threshold``: :data:`RENAMED_SETTINGS`), in the
       settings and in ``backbone_defaults``.
