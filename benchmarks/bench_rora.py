@@ -16,12 +16,12 @@
         --results benchmarks/results/rora_detector_strategyqa.json
     python benchmarks/bench_rora.py --dataset esnli --data-dir ../shared/data/esnli --max-train-examples 2000 \\
         --max-eval-examples 1000 --output-dir runs/esnli-all --results benchmarks/results/rora_esnli.json
-    python benchmarks/bench_rora.py --method rora --rora-classifier minilm --data-dir ../shared/data/strategyqa \\
+    python benchmarks/bench_rora.py --method rora --rora.classifier minilm --data-dir ../shared/data/strategyqa \\
         --output-dir runs/strategyqa-rora-minilm --results benchmarks/results/rora_minilm_strategyqa.json
 
 A rerun resumes the run directory. Torch threads are fixed (``--threads``) and recorded with the load average.
 
-Internals: ``larev_hf.rora.settings``'s ``rora_threshold_type``: the script's ``--rora-threshold`` flag parses its value as
+Internals: ``larev_hf.rora.settings``'s ``rora_threshold_type``: the script's ``--rora.threshold`` flag parses its value as
 RoRA's own setting does.
 """
 
@@ -126,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", default="strategyqa", help="a dataset kind of `larev-hf run` (strategyqa, esnli, ...)")
     parser.add_argument("--data-dir", required=True, help="the dataset's folder of ../shared/data")
     parser.add_argument("--method", default="all", help="the run's --method (a comma-separated list or all)")
-    parser.add_argument("--rora-classifier", default=None, help="RoRA's classifier variant on this encoder (e.g. minilm)")
-    parser.add_argument("--rora-top-k", type=int, default=2)
+    parser.add_argument("--rora.classifier", dest="rora_classifier", default=None, help="RoRA's classifier variant on this encoder (e.g. minilm)")
+    parser.add_argument("--rora.top-k", dest="rora_top_k", type=int, default=2)
     parser.add_argument("--train-rationale", default="gold", help="the variant every evaluator trains on (RoRA §4's protocol)")
     parser.add_argument("--output-dir", default="runs/strategyqa-all", help="run directory (resumed if it exists)")
     parser.add_argument("--results", default="benchmarks/results/rora_strategyqa.json")
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num-train-epochs", type=float, default=None)
     parser.add_argument("--max-train-examples", type=int, default=None)
     parser.add_argument("--max-eval-examples", type=int, default=None)
-    parser.add_argument("--rora-threshold", type=rora_threshold_type, default=0.001,
+    parser.add_argument("--rora.threshold", dest="rora_threshold", type=rora_threshold_type, default=0.001,
                         help="a number or 'auto' (RoRA appendix C.2's tuning rule)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
@@ -161,9 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.detector_only:
         config = RunConfig(method=args.method, dataset=args.dataset, data_dir=args.data_dir, backbone=args.backbone,
                            num_train_epochs=args.num_train_epochs, max_train_examples=args.max_train_examples,
-                           max_eval_examples=args.max_eval_examples, seed=args.seed, rora_threshold=args.rora_threshold,
-                           rora_top_k=args.rora_top_k,
-                           rora_classifier=args.rora_classifier, train_rationale=args.train_rationale)
+                           max_eval_examples=args.max_eval_examples, seed=args.seed, train_rationale=args.train_rationale,
+                           **{"rora.threshold": args.rora_threshold, "rora.top_k": args.rora_top_k,
+                              "rora.classifier": args.rora_classifier})
         paper_table = PAPER_TABLE_2 if args.dataset == "strategyqa" else None
         start = time.perf_counter()
         Run(config, args.output_dir).execute()

@@ -6,11 +6,11 @@ scores every VARSuite family (VARIF §4), and the script prints and saves the me
 bootstrap intervals, each method's worst family and Kendall τ-b, and LAREV − REV's AUC difference (paired bootstrap)
 on the families LAREV is built to catch (vacuous, leak, circular).
 
-    python benchmarks/meta_suite.py --dataset esnli --data-dir ../shared/data/esnli --rora-threshold 0.05 \\
+    python benchmarks/meta_suite.py --dataset esnli --data-dir ../shared/data/esnli --rora.threshold 0.05 \\
         --output-dir runs/meta/esnli --results benchmarks/results/meta_esnli.json
-    python benchmarks/meta_suite.py --dataset cose --data-dir ../shared/data/cose --rora-threshold 0.05 \\
+    python benchmarks/meta_suite.py --dataset cose --data-dir ../shared/data/cose --rora.threshold 0.05 \\
         --phi-la-init phi --output-dir runs/meta/cose --results benchmarks/results/meta_cose.json
-    python benchmarks/meta_suite.py --dataset strategyqa --data-dir ../shared/data/strategyqa --rora-threshold 0.05 \\
+    python benchmarks/meta_suite.py --dataset strategyqa --data-dir ../shared/data/strategyqa --rora.threshold 0.05 \\
         --output-dir runs/meta/strategyqa --results benchmarks/results/meta_strategyqa.json
 
 Every other flag is passed to ``larev-hf run``'s parser (``--method`` defaults to the five metrics here); a rerun

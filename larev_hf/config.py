@@ -11,13 +11,14 @@ it is reported, not dropped.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from larev_hf.defaults import N_BOOT
 from larev_hf.methods import get_method, method_names, resolve_methods
-from larev_hf.methods.settings import comma_list, help_field, seed_values
+from larev_hf.methods.settings import comma_list, help_field, seed_values, setting_key
 from larev_hf.modeling import PRESETS, get_input_format, is_pretrained
 from larev_hf.modeling.lora_settings import LoraSettings
 from larev_hf.modeling.presets import fill_backbone_defaults
@@ -172,32 +173,64 @@ def config_sections() -> list[tuple[str, type, str | None]]:
     return sections
 
 
-def setting_fields() -> list[dataclasses.Field]:
-    """Every field of the run's configuration (the core sections', then each registered method's settings')."""
-    return [f for _, cls, _ in config_sections() for f in dataclasses.fields(cls)]
+def setting_items() -> list[tuple[str, dataclasses.Field]]:
+    """Every setting of the run by its key (``lambda_irm``; a nested section's ``rora.lambda_irm``:
+    :func:`~larev_hf.methods.settings.setting_key`) with its field: the names of ``run_config.json`` and the flags."""
+    return [(setting_key(cls, f.name), f) for _, cls, _ in config_sections() for f in dataclasses.fields(cls)]
 
 
 def setting_defaults() -> dict[str, Any]:
-    """Setting name → its default (what ``run_config.json`` holds for a setting left alone)."""
-    return {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory() for f in setting_fields()}
+    """Setting key → its default (what ``run_config.json`` holds for a setting left alone)."""
+    return {key: f.default if f.default is not dataclasses.MISSING else f.default_factory()
+            for key, f in setting_items()}
 
 
 def field_metadata() -> dict[str, dict[str, Any]]:
-    """Setting name → its field metadata (``report_only``, ``stages``, ``help``)."""
-    return {f.name: dict(f.metadata) for f in setting_fields()}
+    """Setting key → its field metadata (``report_only``, ``stages``, ``help``)."""
+    return {key: dict(f.metadata) for key, f in setting_items()}
+
+
+#: Settings that earlier versions spelt differently, old key → key now: the one table of old spellings. Old
+#: ``run_config.json`` files are read through it (:func:`saved_settings`), the run's parser keeps each old flag as a
+#: deprecated alias of the new one (``--rora-threshold`` → ``--rora.threshold``), and ``RunConfig(**values)`` accepts
+#: the old keyword with a ``FutureWarning``. To be removed at the next minor version.
+RENAMED_SETTINGS: dict[str, str] = {
+    "rora_threshold": "rora.threshold", "rora_top_k": "rora.top_k", "rora_lambda_irm": "rora.lambda_irm",
+    "rora_classifier": "rora.classifier",
+}
+
+
+def renamed_settings(values: dict[str, Any], warn: bool = False) -> dict[str, Any]:
+    """``values`` with every old key of :data:`RENAMED_SETTINGS` (and of ``backbone_defaults``) under its key now;
+    with ``warn``, a ``FutureWarning`` names each new key."""
+    values = dict(values)
+    for old, new in RENAMED_SETTINGS.items():
+        if old in values:
+            if warn:
+                warnings.warn(f"the setting {old!r} is now {new!r} (RunConfig(**{{{new!r}: ...}}), the flag "
+                              f"--{new.replace('_', '-')}); {old!r} will be removed in the next minor version",
+                              FutureWarning, stacklevel=3)
+            values[new] = values.pop(old)
+    if values.get("backbone_defaults"):
+        values["backbone_defaults"] = {RENAMED_SETTINGS.get(name, name): source
+                                       for name, source in values["backbone_defaults"].items()}
+    return values
 
 
 def saved_settings(values: dict[str, Any]) -> dict[str, Any]:
-    """What a ``run_config.json`` written by an earlier version means now: the one place old files are read.
+    """What a ``run_config.json`` written by an earlier version means now: the one place old files are read (a resumed
+    run, ``Run.load`` for ``larev-hf export`` / ``meta`` / ``human``; a bundle keeps its copy as written, as a record).
 
-    - RoRA's λ (``rora_lambda_irm``) of a run with ``rora_classifier``: earlier versions recorded the run backbone's
+    - Keys spelt differently then (``rora_threshold`` → ``rora.threshold``: :data:`RENAMED_SETTINGS`), in the
+      settings and in ``backbone_defaults``.
+    - RoRA's λ (``rora.lambda_irm``) of a run with ``rora.classifier``: earlier versions recorded the run backbone's
       value while Φ trained with the classifier encoder's; it is decided again, by the encoder, as Φ was.
     """
-    values = dict(values)
+    values = renamed_settings(values)
     decided = dict(values.get("backbone_defaults") or {})
-    if values.get("rora_classifier") and "rora_lambda_irm" in decided:
-        values["rora_lambda_irm"] = None
-        del decided["rora_lambda_irm"]
+    if values.get("rora.classifier") and "rora.lambda_irm" in decided:
+        values["rora.lambda_irm"] = None
+        del decided["rora.lambda_irm"]
         values["backbone_defaults"] = decided
     return values
 
@@ -248,10 +281,11 @@ class ConfigSections:
                        f"{', '.join(method_names())})")
 
     def _value(self, name: str) -> Any:
-        """Setting ``name`` by its flat (``run_config.json``) name."""
+        """Setting ``name`` by its flat (``run_config.json``) key (``rora.lambda_irm`` for a nested section's)."""
         for section in self.sections.values():
-            if name in section.__dataclass_fields__:
-                return getattr(section, name)
+            for field_name in section.__dataclass_fields__:
+                if setting_key(type(section), field_name) == name:
+                    return getattr(section, field_name)
         raise KeyError(f"RunConfig has no setting {name!r}")
 
 
@@ -259,20 +293,21 @@ class RunConfig(ConfigSections):
     """Everything that defines a run; saved as ``run_config.json`` and checked on resume.
 
     Built from flat keyword arguments (``RunConfig(method="all", lambda_irm=0.5)``), each going to the section that
-    declares it. Read back through typed sections (:class:`ConfigSections`), so a use leads to the field that declares
-    it: the core ones as properties (``config.data.dataset``, ``config.training.seed``, ``config.model.backbone``), a
-    method's own with :meth:`method_settings` (``config.method_settings(LarevSettings).lambda_irm``). What settings
-    exist and their defaults: :func:`setting_fields`, :func:`setting_defaults`, :func:`field_metadata`.
+    declares it; a nested section's settings by their key (``RunConfig(method="rora", **{"rora.threshold": 0.05})``).
+    Read back through typed sections (:class:`ConfigSections`), so a use leads to the field that declares it: the core
+    ones as properties (``config.data.dataset``, ``config.training.seed``, ``config.model.backbone``), a method's own
+    with :meth:`method_settings` (``config.method_settings(LarevSettings).lambda_irm``). What settings exist and their
+    defaults: :func:`setting_items`, :func:`setting_defaults`, :func:`field_metadata`.
     """
 
     def __init__(self, **values: Any) -> None:
-        remaining = dict(values)
+        remaining = renamed_settings(values, warn=True)
         sections = {}
         for section, cls, _ in config_sections():
-            names = [f.name for f in dataclasses.fields(cls)]
-            sections[section] = cls(**{name: remaining.pop(name) for name in names if name in remaining})
+            keys = {setting_key(cls, f.name): f.name for f in dataclasses.fields(cls)}
+            sections[section] = cls(**{name: remaining.pop(key) for key, name in keys.items() if key in remaining})
         if remaining:
-            raise ValueError(f"unknown setting(s) {sorted(remaining)}; known: {sorted(f.name for f in setting_fields())} "
+            raise ValueError(f"unknown setting(s) {sorted(remaining)}; known: {sorted(setting_defaults())} "
                              "(a setting of a method that is not registered in this process?)")
         object.__setattr__(self, "sections", sections)
         self._fill_backbone_defaults()
@@ -305,8 +340,9 @@ class RunConfig(ConfigSections):
         return f"RunConfig({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
     def to_dict(self) -> dict[str, Any]:
-        """Every setting by name (what ``run_config.json`` holds)."""
-        return {name: value for section in self.sections.values() for name, value in dataclasses.asdict(section).items()}
+        """Every setting by its key (what ``run_config.json`` holds; ``rora.lambda_irm`` for a nested section's)."""
+        return {setting_key(type(section), name): value for section in self.sections.values()
+                for name, value in dataclasses.asdict(section).items()}
 
     def replace(self, **changes: Any) -> RunConfig:
         """A new configuration with ``changes``; the settings the backbone decided are decided again (a changed
@@ -325,7 +361,7 @@ class RunConfig(ConfigSections):
         """Rebuild a saved configuration; a key missing from an older file takes its default, an unknown key raises
         a ``ValueError`` naming ``source``."""
         values = saved_settings(values)
-        known = {f.name for f in setting_fields()}
+        known = set(setting_defaults())
         unknown = sorted(k for k in values if k not in known)
         if unknown:
             raise ValueError(f"{source}: unknown setting(s) {unknown}; it was written by another version of larev-hf "

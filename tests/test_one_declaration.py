@@ -14,8 +14,10 @@ import pytest
 from larev_hf.cli import build_parser
 from larev_hf.cli.arguments import GlobalArguments
 from larev_hf.cli.commands import command_arguments
+from larev_hf.cli.commands.run import DeprecatedFlag
 from larev_hf.config import RunConfig
 from larev_hf.methods.larev import LarevSettings
+from larev_hf.methods.settings import setting_key
 from larev_hf.modeling.presets import KIND_DEFAULTS, PRESETS, backbone_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +37,10 @@ def _check(parser: argparse.ArgumentParser, classes: list[type]) -> int:
     for action in parser._actions:
         if isinstance(action, argparse._HelpAction | argparse._SubParsersAction):
             continue
-        fields = [f for cls in classes for f in dataclasses.fields(cls) if f.name == action.dest]
+        if isinstance(action, DeprecatedFlag):  # an old spelling, hidden: it stores into the new flag's setting
+            assert action.dest in {a.dest for a in parser._actions if not isinstance(a, DeprecatedFlag)}
+            continue
+        fields = [f for cls in classes for f in dataclasses.fields(cls) if setting_key(cls, f.name) == action.dest]
         assert len(fields) == 1, f"{action.option_strings}: declared by {len(fields)} fields"
         assert action.default == _default(fields[0]), action.option_strings
         assert action.help == fields[0].metadata["help"], action.option_strings
@@ -54,7 +59,8 @@ def test_every_flag_of_every_subcommand_comes_from_exactly_one_dataclass_field()
         flags = {a.dest for a in sub._actions}
         for cls, _ in table[command]:
             for field in dataclasses.fields(cls):
-                assert field.metadata.get("cli", True) is False or field.name in flags, (command, field.name)
+                assert field.metadata.get("cli", True) is False or setting_key(cls, field.name) in flags, \
+                    (command, field.name)
 
 
 def test_larevs_and_roras_default_weights_are_defined_once() -> None:
@@ -62,7 +68,7 @@ def test_larevs_and_roras_default_weights_are_defined_once() -> None:
     sources = [p for p in (ROOT / "larev_hf").rglob("*.py") if p.name != "presets.py"]
     number = r"(\d+(?:\.\d*)?(?:e-?\d+)?)\b"
     # a dict entry ("lambda_irm": 5.0) or a field's default (lambda_irm: float = 0.1 / help_field(0.1, ...))
-    pattern = re.compile(r"(?:\"(?:rora_)?(?:lambda_irm|lambda_probe|groups_per_batch)\"\s*:\s*|^\s*(?:rora_)?"
+    pattern = re.compile(r"(?:\"(?:rora[._])?(?:lambda_irm|lambda_probe|groups_per_batch)\"\s*:\s*|^\s*(?:rora_)?"
                          r"(?:lambda_irm|lambda_probe|groups_per_batch)\s*:[^=\n]*=\s*(?:help_field\()?)" + number,
                          re.M)
     offenders = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in sources for m in pattern.finditer(p.read_text())
@@ -138,7 +144,8 @@ def test_the_report_says_which_values_the_backbone_decided() -> None:
 SETTINGS_SUFFIXES = ("Settings", "Config", "Arguments", "Section")
 #: Fields with different names that hold the same knob: (class, field) → the knob (the run's flag name).
 SAME_KNOB = {("IGSettings", "n_steps"): "ig_steps", ("IGSettings", "top_k"): "ig_top_k", ("IGSettings", "target"): "ig_target",
-             ("DetectorSettings", "threshold"): "rora_threshold", ("DetectorSettings", "top_k"): "rora_top_k"}
+             ("DetectorSettings", "threshold"): "rora.threshold", ("DetectorSettings", "top_k"): "rora.top_k",
+             ("RoRASettings", "threshold"): "rora.threshold", ("RoRASettings", "top_k"): "rora.top_k"}
 #: Knobs that each experiment sizes on its own and that agree today by choice, not by definition: FRAME's and
 #: VARIF's data set, backbone and test-set size (their training sets differ: 2000 / 5000 examples).
 INDEPENDENT = {"dataset", "backbone", "max_eval_examples"}
@@ -196,8 +203,8 @@ def test_a_flag_and_the_library_setting_it_feeds_share_one_default() -> None:
             ((IGSettings, "stop_word_guard"), (LarevSettings, "stop_word_guard")),
             ((IGSettings, "target"), (LarevSettings, "ig_target")),
             ((IRMProbeConfig, "probe_every_n_steps"), (LarevSettings, "probe_every_n_steps")),
-            ((DetectorSettings, "threshold"), (RoRASettings, "rora_threshold")),
-            ((DetectorSettings, "top_k"), (RoRASettings, "rora_top_k")),
+            ((DetectorSettings, "threshold"), (RoRASettings, "threshold")),
+            ((DetectorSettings, "top_k"), (RoRASettings, "top_k")),
             *(((MaskSettings, name), (VarifSettings, name)) for name in ("mask_share", "max_masked", "ig_labels"))]
     for group in same:
         assert len({default(cls, name) for cls, name in group}) == 1, group
@@ -225,15 +232,15 @@ def _trainer_fields() -> dict[str, dataclasses.Field]:
 
 
 def test_a_trainer_setting_is_declared_once_between_the_method_settings_and_the_trainer_configs() -> None:
-    # a run setting that is a trainer's knob (by name, or by name after its method's prefix: rora_lambda_irm) takes
+    # a run setting that is a trainer's knob (by name: LAREV's lambda_irm, RoRA's nested rora.lambda_irm) takes
     # the trainer config's field (trainer_field): its help comes from there, and trainer_values hands its value on
     from larev_hf.config import config_sections
 
     trainer = _trainer_fields()
     taken, redeclared = [], []
-    for section, cls, _ in config_sections():
+    for _, cls, _ in config_sections():
         for field in dataclasses.fields(cls):
-            knob = field.metadata.get("trainer_field", field.name.removeprefix(f"{section}_"))
+            knob = field.metadata.get("trainer_field", field.name)
             if knob not in trainer:
                 continue
             source = trainer[knob]
@@ -244,7 +251,7 @@ def test_a_trainer_setting_is_declared_once_between_the_method_settings_and_the_
     assert redeclared == []
     # LAREV's five trainer weights, RoRA's λ and the core training flags all come from the trainers' configs
     assert {"LarevSettings.lambda_irm", "LarevSettings.lambda_probe", "LarevSettings.penalty_warmup_ratio",
-            "LarevSettings.probe_max_loss", "LarevSettings.probe_every_n_steps", "RoRASettings.rora_lambda_irm",
+            "LarevSettings.probe_max_loss", "LarevSettings.probe_every_n_steps", "RoRASettings.lambda_irm",
             "TrainingSection.seed", "TrainingSection.learning_rate", "TrainingSection.num_train_epochs",
             "TrainingSection.batch_size", "TrainingSection.group_by_length", "TrainingSection.freeze_word_embeddings",
             "TrainingSection.bf16"} <= set(taken)
@@ -265,7 +272,7 @@ def test_a_training_flag_reaches_the_trainer_config_through_its_one_field(tmp_pa
     from larev_hf.training import IRMProbeConfig, trainer_values
 
     config = RunConfig(method="larev,rora", learning_rate=2e-4, batch_size=4, seed=3, group_by_length=True,
-                       lambda_irm=0.7, probe_every_n_steps=3, rora_lambda_irm=2.5)
+                       lambda_irm=0.7, probe_every_n_steps=3, **{"rora.lambda_irm": 2.5})
     settings = config.train_settings(progress=False)
     larev = settings.training_arguments(tmp_path, args_class=IRMProbeConfig,
                                         **trainer_values(config.method_settings(LarevSettings)))

@@ -3,7 +3,7 @@
 Stages (RoRA §3): ``rora_detector`` (a small r → y model and its n-gram attributions), ``rora_masked`` (the leaking
 spans), ``rora_infiller`` and ``rora_counterfactuals`` (a label-conditioned infiller makes D^e for every label e),
 ``rora_phi`` (IRMv1 across the D^e, eq. 7) and ``rora_theta`` (x with an empty rationale, eq. 8). With
-``--rora-classifier`` Φ and Θ are a pretrained encoder with a classification head (§4.1). The machinery lives in
+``--rora.classifier`` Φ and Θ are a pretrained encoder with a classification head (§4.1). The machinery lives in
 :mod:`larev_hf.rora`; this module declares the method.
 """
 
@@ -21,18 +21,18 @@ from larev_hf.rora.settings import INFILLER_MAX_LENGTH, RoRASettings, evaluator_
 from larev_hf.scores import summarize_variants
 from larev_hf.training.settings import IRMArguments, TrainSettings
 
-#: Where a run with ``rora_classifier`` keeps the classifier encoder's tokenizer (Θ and Φ share it).
+#: Where a run with ``rora.classifier`` keeps the classifier encoder's tokenizer (Θ and Φ share it).
 CLASSIFIER_TOKENIZER = "classifier_tokenizer"
 
 
 def classifier_of(config: RunSettings) -> str | None:
-    """``--rora-classifier``: the encoder of RoRA's classifier variant, or ``None`` for seq2seq evaluators."""
-    return config.method_settings(RoRASettings).rora_classifier
+    """``--rora.classifier``: the encoder of RoRA's classifier variant, or ``None`` for seq2seq evaluators."""
+    return config.method_settings(RoRASettings).classifier
 
 
 def phi_groups(config: RunSettings) -> int:
     """Φ's groups per batch in this run: its evaluators' backbone's (the classifier's encoder with
-    ``--rora-classifier``)."""
+    ``--rora.classifier``)."""
     return phi_groups_per_batch(evaluator_backbone(config.method_settings(RoRASettings), config.model.backbone))
 
 
@@ -109,7 +109,7 @@ def _counterfactuals(context: RunContext) -> None:
 def _train_classifier(context: RunContext, name: str, counterfactuals=None, arguments: IRMArguments | None = None,
                       groups_per_batch: int | None = None) -> None:
     """RoRA's classifier variant (§4.1): Φ on the D^e with λ · IRMv1 (``counterfactuals`` given) or Θ on x alone,
-    a fresh head on the ``rora_classifier`` encoder over the training split's one label set."""
+    a fresh head on the ``rora.classifier`` encoder over the training split's one label set."""
     from larev_hf.rora import build_classifier, classifier_dataset, shared_label_set, train_classifier
 
     cfg, train = context.config, context.split_records("train")

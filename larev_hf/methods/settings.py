@@ -11,6 +11,10 @@ lives in exactly one place. Field metadata understood by :func:`add_dataclass_ar
 - ``report_only``: the setting changes only scoring or reporting, never a trained artifact (a resumed run may change it);
 - ``stages``: the only stages that read the setting (a resumed run may change it until one of them has finished).
 
+A settings dataclass with a ``namespace`` class attribute nests: its fields keep their own names (RoRA's
+``lambda_irm``, not ``rora_lambda_irm``) and are spelled ``<namespace>.<name>`` wherever the run's settings share one
+namespace (:func:`setting_key`): the flag ``--rora.lambda-irm``, the key ``rora.lambda_irm`` of ``run_config.json``.
+
 This module sits in the methods layer because each method's own settings dataclass (LAREV's λs, RoRA's threshold)
 is declared next to the method; :mod:`larev_hf.config` composes them into the run's configuration.
 """
@@ -46,6 +50,20 @@ def seed_values(seeds: typing.Sequence[Any]) -> list[int]:
     return values
 
 
+def setting_key(cls: type, name: str) -> str:
+    """Field ``name`` of the settings dataclass ``cls`` in a namespace shared with other sections (the flags of a
+    command, ``run_config.json``): ``<namespace>.<name>`` when ``cls`` nests (its ``namespace`` class attribute, e.g.
+    ``rora.lambda_irm``), else ``name``."""
+    namespace = getattr(cls, "namespace", None)
+    return f"{namespace}.{name}" if namespace else name
+
+
+def setting_flag(cls: type, field: dataclasses.Field) -> str:
+    """The flag of ``cls``'s ``field``: its metadata's ``flag``, else ``--`` and :func:`setting_key` with dashes
+    within each name (``--lambda-irm``, ``--rora.lambda-irm``)."""
+    return field.metadata.get("flag", "--" + setting_key(cls, field.name).replace("_", "-"))
+
+
 _SCALARS = {"int": int, "float": float, "str": str}
 
 
@@ -66,9 +84,9 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser | argparse._Argument
         meta = field.metadata
         if meta.get("cli", True) is False:
             continue
-        flag = meta.get("flag", "--" + field.name.replace("_", "-"))
+        flag = setting_flag(cls, field)
         default = field.default if field.default is not dataclasses.MISSING else field.default_factory()
-        kwargs: dict[str, Any] = {"dest": field.name, "default": default, "help": meta.get("help")}
+        kwargs: dict[str, Any] = {"dest": setting_key(cls, field.name), "default": default, "help": meta.get("help")}
         if isinstance(default, bool) and "type" not in meta:
             kwargs["action"] = "store_false" if default else "store_true"
         else:
@@ -85,6 +103,6 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser | argparse._Argument
 
 
 def field_values(cls: type, namespace: argparse.Namespace) -> dict[str, Any]:
-    """The values of ``cls``'s CLI fields in a parsed ``namespace``."""
-    return {f.name: getattr(namespace, f.name) for f in dataclasses.fields(cls)
-            if f.metadata.get("cli", True) is not False and hasattr(namespace, f.name)}
+    """The values of ``cls``'s CLI fields in a parsed ``namespace``, by :func:`setting_key` (``rora.threshold``)."""
+    keys = [setting_key(cls, f.name) for f in dataclasses.fields(cls) if f.metadata.get("cli", True) is not False]
+    return {key: getattr(namespace, key) for key in keys if hasattr(namespace, key)}

@@ -15,11 +15,11 @@ from typing import Any
 #: RoRA appendix C.2 (λ = 10; 64 rows = 32 yes/no groups a batch).
 KIND_DEFAULTS: dict[str, dict[str, Any]] = {
     "random_init": {"learning_rate": 1e-3, "num_train_epochs": 3.0, "batch_size": 32, "lambda_irm": 0.1,
-                    "lambda_probe": 0.0, "groups_per_batch": 8, "phi_la_init": "fresh", "rora_lambda_irm": 1.0,
-                    "rora_groups_per_batch": 8},
+                    "lambda_probe": 0.0, "groups_per_batch": 8, "phi_la_init": "fresh", "rora.lambda_irm": 1.0,
+                    "rora.groups_per_batch": 8},
     "pretrained": {"learning_rate": 3e-5, "num_train_epochs": 8.0, "batch_size": 8, "lambda_irm": 5.0,
-                   "lambda_probe": 5e-4, "groups_per_batch": 1, "phi_la_init": "fresh", "rora_lambda_irm": 10.0,
-                   "rora_groups_per_batch": 32},
+                   "lambda_probe": 5e-4, "groups_per_batch": 1, "phi_la_init": "fresh", "rora.lambda_irm": 10.0,
+                   "rora.groups_per_batch": 32},
 }
 
 
@@ -111,13 +111,16 @@ def backbone_default(backbone: str, name: str) -> Any:
 
 def fill_backbone_defaults(settings: Any, backbone: str) -> dict[str, str]:
     """The one place a backbone decides: every field of the settings dataclass ``settings`` that is ``None`` and that
-    ``backbone`` decides (:func:`backbone_defaults`) takes the backbone's value, in place. Returns name → where each
-    value came from (what ``run_config.json`` records as ``backbone_defaults``)."""
-    filled = {}
-    for name, (value, source) in backbone_defaults(backbone).items():
-        if name in getattr(settings, "__dataclass_fields__", {}) and getattr(settings, name) is None:
-            setattr(settings, name, value)
-            filled[name] = source
+    ``backbone`` decides (:func:`backbone_defaults`) takes the backbone's value, in place. A nested section's fields
+    are looked up under its ``namespace`` (RoRA's ``lambda_irm`` is ``rora.lambda_irm`` here, LAREV's is
+    ``lambda_irm``). Returns the setting's key (``lambda_irm``, ``rora.lambda_irm``) → where each value came from (what
+    ``run_config.json`` records as ``backbone_defaults``)."""
+    namespace, decided, filled = getattr(settings, "namespace", None), backbone_defaults(backbone), {}
+    for name in getattr(settings, "__dataclass_fields__", {}):
+        key = f"{namespace}.{name}" if namespace else name
+        if key in decided and getattr(settings, name) is None:
+            setattr(settings, name, decided[key][0])
+            filled[key] = decided[key][1]
     return filled
 
 

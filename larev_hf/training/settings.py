@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from larev_hf.defaults import ENVIRONMENT_COLUMN, GROUP_COLUMN, PROBE_COLUMN, PROBE_EVERY_N_STEPS
 from larev_hf.modeling.lora_settings import LoraSettings
-from larev_hf.modeling.presets import KIND_DEFAULTS, backbone_default
+from larev_hf.modeling.presets import KIND_DEFAULTS, fill_backbone_defaults
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, Seq2SeqTrainingArguments
@@ -102,6 +102,17 @@ class IRMArguments:
 
 
 @dataclass
+class BackboneOptimiser:
+    """The optimiser settings a backbone decides where a caller leaves them ``None``: what
+    :meth:`TrainSettings.for_backbone` hands to :func:`~larev_hf.modeling.presets.fill_backbone_defaults`, the one place
+    a backbone decides (the run's ``TrainingSection`` is filled there too)."""
+
+    learning_rate: float | None = None
+    num_train_epochs: float | None = None
+    batch_size: int | None = None
+
+
+@dataclass
 class TrainSettings:
     """What a pipeline stage needs to train one evaluator (a small subset of ``Seq2SeqTrainingArguments``). The run's
     training flags are these fields (``TrainingSection`` takes them with :func:`trainer_field`)."""
@@ -139,11 +150,12 @@ class TrainSettings:
     @classmethod
     def for_backbone(cls, backbone: str, learning_rate: float | None = None, num_train_epochs: float | None = None,
                      batch_size: int | None = None, **values: Any) -> TrainSettings:
-        """Settings for ``backbone``: each of learning rate, epochs and batch size as given, else the backbone's
-        (:func:`~larev_hf.modeling.presets.backbone_defaults`); ``values`` set the other fields."""
-        return cls(learning_rate=learning_rate or backbone_default(backbone, "learning_rate"),
-                   num_train_epochs=num_train_epochs or backbone_default(backbone, "num_train_epochs"),
-                   batch_size=int(batch_size or backbone_default(backbone, "batch_size")), **values)
+        """Settings for ``backbone``: each of learning rate, epochs and batch size as given, else (``None``) the
+        backbone's, decided where a run's are (:func:`~larev_hf.modeling.presets.fill_backbone_defaults`); ``values``
+        set the other fields."""
+        optimiser = BackboneOptimiser(learning_rate, num_train_epochs, batch_size)
+        fill_backbone_defaults(optimiser, backbone)
+        return cls(**dataclasses.asdict(optimiser), **values)
 
     def prepare_model(self, model: PreTrainedModel, decoder_only: bool = False) -> PreTrainedModel:
         """``model`` ready to train: word embeddings frozen when ``freeze_word_embeddings`` is set, wrapped in LoRA

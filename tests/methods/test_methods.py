@@ -14,6 +14,7 @@ import pytest
 
 import larev_hf
 from larev_hf.cli import build_parser, main
+from larev_hf.cli.commands.run import DeprecatedFlag, config_from_args
 from larev_hf.config import RunConfig, config_sections
 from larev_hf.io import read_json, read_jsonl
 from larev_hf.methods import (
@@ -29,7 +30,7 @@ from larev_hf.methods import (
 from larev_hf.methods.heuristics import HeuristicBaseline
 from larev_hf.methods.larev import LarevSettings
 from larev_hf.methods.rev import PHI_BASE
-from larev_hf.methods.settings import help_field
+from larev_hf.methods.settings import help_field, setting_key
 from larev_hf.modeling import load_evaluator
 from larev_hf.report import render_markdown
 from larev_hf.scores import ConditionalVScorer, summarize_variants
@@ -121,7 +122,7 @@ def test_registry_refuses_duplicates_and_orders_canonically():
 
 # --------------------------------------------------------------------------- settings per concern
 def test_run_config_round_trips_and_reports_unknown_keys(tmp_path):
-    config = RunConfig(method="all", lambda_irm=0.5, rora_threshold="auto", lora_target_modules=["q", "v"])
+    config = RunConfig(method="all", lambda_irm=0.5, **{"rora.threshold": "auto"}, lora_target_modules=["q", "v"])
     path = tmp_path / "run_config.json"
     path.write_text(json.dumps(config.to_dict()))
     assert RunConfig.from_dict(json.loads(path.read_text())) == config
@@ -136,22 +137,68 @@ def test_run_config_round_trips_and_reports_unknown_keys(tmp_path):
 
 def test_every_setting_has_one_flag_whose_default_is_the_fields():
     run = build_parser()._subparsers._group_actions[0].choices["run"]
-    actions = {action.dest: action for action in run._actions}
+    actions = {action.dest: action for action in run._actions if not isinstance(action, DeprecatedFlag)}
     for _, cls, _ in config_sections():
         for field in dataclasses.fields(cls):
             if field.metadata.get("cli", True) is False:
                 continue
             default = field.default if field.default is not dataclasses.MISSING else field.default_factory()
-            assert field.name in actions, f"no flag for {cls.__name__}.{field.name}"
-            assert actions[field.name].default == default, field.name
-            assert actions[field.name].help, field.name
+            key = setting_key(cls, field.name)
+            assert key in actions, f"no flag for {cls.__name__}.{field.name}"
+            assert actions[key].default == default, key
+            assert actions[key].help, key
 
 
 def test_documented_flag_spellings_still_parse():
     args = build_parser().parse_args(["run", "--output-dir", "x", "--no-stop-word-guard", "--lora-target-modules", "q,v",
-                                      "--rora-threshold", "auto", "--penalty-warmup-ratio", "0.5"])
-    assert (args.stop_word_guard, args.lora_target_modules, args.rora_threshold) == (False, ["q", "v"], "auto")
+                                      "--rora.threshold", "auto", "--penalty-warmup-ratio", "0.5"])
+    assert (args.stop_word_guard, args.lora_target_modules, getattr(args, "rora.threshold")) == (False, ["q", "v"], "auto")
     assert args.penalty_warmup_ratio == 0.5
+
+
+def test_a_nested_section_keeps_its_own_field_names_under_its_namespace():
+    """RoRA's settings are fields of their own section (``lambda_irm``, beside LAREV's), spelt ``rora.<name>`` in the
+    run's one namespace: the flags, ``run_config.json`` and ``backbone_defaults``."""
+    from larev_hf.rora import RoRASettings
+
+    config = config_from_args(build_parser().parse_args(
+        ["run", "--output-dir", "x", "--method", "all", "--lambda-irm", "0.5", "--rora.lambda-irm", "2",
+         "--rora.top-k", "2"]))
+    rora, larev = config.method_settings(RoRASettings), config.method_settings(LarevSettings)
+    assert (rora.lambda_irm, rora.top_k, larev.lambda_irm) == (2.0, 2, 0.5)
+    assert {"rora.lambda_irm", "rora.top_k", "rora.threshold", "rora.classifier"} <= set(config.to_dict())
+    assert not [key for key in config.to_dict() if key.startswith("rora_")]
+    assert config.given("rora.lambda_irm") == 2.0
+    assert RunConfig(method="rora").model.backbone_defaults["rora.lambda_irm"] == "random-init presets"
+
+
+@pytest.mark.parametrize("old, new, value", [("--rora-threshold", "--rora.threshold", "auto"),
+                                             ("--rora-top-k", "--rora.top-k", "2"),
+                                             ("--rora-lambda-irm", "--rora.lambda-irm", "2.5"),
+                                             ("--rora-classifier", "--rora.classifier", "minilm")])
+def test_an_old_flag_still_works_and_warns_naming_the_new_one(old, new, value):
+    parser = build_parser()
+    with pytest.warns(FutureWarning, match=f"{old} is now {new}"):
+        args = parser.parse_args(["run", "--output-dir", "x", "--method", "rora", old, value])
+    assert args == parser.parse_args(["run", "--output-dir", "x", "--method", "rora", new, value])
+    assert old not in parser._subparsers._group_actions[0].choices["run"].format_help()  # hidden from --help
+
+
+def test_old_setting_keys_load_through_the_one_table_of_renamed_settings():
+    """``RENAMED_SETTINGS`` maps each old key: a ``run_config.json`` written before loads silently (its keys and its
+    ``backbone_defaults``), ``RunConfig(rora_threshold=...)`` with a FutureWarning."""
+    from larev_hf.config import RENAMED_SETTINGS, saved_settings
+
+    config = RunConfig(method="all", **{"rora.threshold": "auto", "rora.top_k": 2})
+    old = {next((o for o, n in RENAMED_SETTINGS.items() if n == key), key): value
+           for key, value in config.to_dict().items()}
+    old["backbone_defaults"] = {next((o for o, n in RENAMED_SETTINGS.items() if n == key), key): source
+                                for key, source in old["backbone_defaults"].items()}
+    assert "rora_lambda_irm" in old and "rora_lambda_irm" in old["backbone_defaults"]
+    assert saved_settings(old) == config.to_dict()
+    assert RunConfig.from_dict(old) == config
+    with pytest.warns(FutureWarning, match="'rora_top_k' is now 'rora.top_k'"):
+        assert RunConfig(method="all", rora_threshold="auto", rora_top_k=2) == config
 
 
 # --------------------------------------------------------------------------- citations and variants

@@ -234,7 +234,7 @@ def rora_fit(tmp_path_factory):
     # all of "yes", "is yes", "yes ." (or the "no" ones), so every label's mask has the same shape; with the top 2
     # the shapes differ by label ("answer is <mask>" vs "answer <mask>.") and the fills carry that artifact.
     fit = fit_rora(train, output, tokenizer=tokenizer, train_settings=settings,
-                   settings=RoRASettings(rora_threshold=0.05, rora_top_k=3))
+                   settings=RoRASettings(threshold=0.05, top_k=3))
     plain = train_plain_evaluator(build_model("t5-tiny", tokenizer), tokenizer, train, output / "plain", settings)
     return {"train": train, "fit": fit, "plain": RoRAScorer(fit.scorer.baseline_model, plain.eval(), tokenizer),
             "output": output}

@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from larev_hf.cli.arguments import json_object
 from larev_hf.cli.commands.base import Command, Sections
-from larev_hf.config import DATASETS, RunConfig, config_sections
+from larev_hf.config import DATASETS, RENAMED_SETTINGS, RunConfig, config_sections
 from larev_hf.methods.settings import comma_list, field_values, help_field
 
 
@@ -51,6 +52,31 @@ def record_given(parser: argparse.ArgumentParser, dest: str) -> None:
         if action.dest == dest:
             action.__class__ = _GivenStore
     parser.set_defaults(**{f"{dest}_given": False})
+
+
+class DeprecatedFlag(argparse._StoreAction):
+    """An old spelling of a flag (:data:`~larev_hf.config.RENAMED_SETTINGS`): it stores into the new flag's
+    destination and warns with a ``FutureWarning`` that names the new flag. Hidden from ``--help``."""
+
+    def __init__(self, option_strings, dest, new_flag: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new_flag = new_flag
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        warnings.warn(f"{option_string} is now {self.new_flag}; {option_string} will be removed in the next minor "
+                      "version", FutureWarning, stacklevel=2)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def add_renamed_flags(parser: argparse.ArgumentParser) -> None:
+    """Keep each old flag of :data:`~larev_hf.config.RENAMED_SETTINGS` (``--rora-threshold``) working as a deprecated
+    alias of the new one (``--rora.threshold``): same type and choices, the value stored under the new key."""
+    actions = {action.dest: action for action in parser._actions}
+    for old, new in RENAMED_SETTINGS.items():
+        target = actions[new]
+        parser.add_argument("--" + old.replace("_", "-"), dest=new, action=DeprecatedFlag,
+                            new_flag=target.option_strings[0], type=target.type, choices=target.choices,
+                            default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def dataset_from_data_dir(data_dir: str | None) -> str:
@@ -114,6 +140,7 @@ class RunCommand(Command):
     def register(self, subparsers: Any) -> argparse.ArgumentParser:
         parser = super().register(subparsers)
         record_given(parser, "dataset")
+        add_renamed_flags(parser)
         return parser
 
     def run(self, args: argparse.Namespace, progress: bool) -> int:
