@@ -5,7 +5,7 @@ wheel asks for (CI borrows the development environment, extras included), so a s
 nothing. This check makes the environment look like a plain install first: every top-level module that only
 distributions *outside* the closure of the wheel's requirements without extras provide (``importlib.metadata``,
 followed recursively) is made unimportable, as it would be absent. Then, for every named evaluator
-(``larev_hf.hub.named.RECIPES``), it builds the recipe's backbone — its tokenizer and a fresh model with the
+(``larev_hf.evaluators.recipes.RECIPES``), it builds the recipe's backbone — its tokenizer and a fresh model with the
 pretrained weights. Code that imports an optional package inside ``try`` falls back as it would on a plain install;
 code that needs one fails here, and the check names the module and its distribution.
 """
@@ -61,10 +61,10 @@ def main() -> int:
               if module not in sys.modules and not {canonicalize_name(d) for d in distributions} & allowed}
     sys.meta_path.insert(0, NotInstalled(absent))
     try:
-        from larev_hf.hub import named
+        from larev_hf.evaluators import recipes
         from larev_hf.modeling import build_model, build_tokenizer, check_backbone
 
-        backbones = sorted({chosen.backbone for chosen in named.RECIPES.values()})
+        backbones = sorted({chosen.backbone for chosen in recipes.RECIPES.values()})
         for backbone in backbones:
             check_backbone(backbone)
             tokenizer = build_tokenizer(backbone)

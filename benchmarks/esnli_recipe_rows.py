@@ -1,6 +1,6 @@
 """The ``esnli`` recipe at more training rows: what each row count gives and what it costs to build, on this machine.
 
-For each ``--rows N`` the named recipe (:data:`larev_hf.hub.named.RECIPES`) is built with ``max_train_examples=N`` and
+For each ``--rows N`` the named recipe (:data:`larev_hf.evaluators.RECIPES`) is built with ``max_train_examples=N`` and
 nothing else changed, through the library's own build (:func:`larev_hf.evaluators.build_recipe`), except that the
 calibration step also scores VARSuite on the test split (``robustness_report_split="test"``) so the per-label figures
 can be read; those stages are left out of the build's seconds, which are what a user's build of that recipe would
@@ -20,8 +20,8 @@ Run it alone on the machine for the seconds (an interrupted build resumes):
 ``--seed S`` builds the same recipe with another evaluator seed (``rows-<N>-seed-<S>``): how much a build's figures
 move with the seed alone.
 
-Internals: ``larev_hf.evaluators``' ``build_recipe`` and ``larev_hf.hub.named``'s ``RECIPES``: it rebuilds the named
-``esnli`` recipe with one setting changed at a time.
+Internals: ``larev_hf.evaluators``' ``build_recipe`` and ``RECIPES``: it rebuilds the named ``esnli`` recipe with one
+setting changed at a time.
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ from pathlib import Path
 from build_time import stage_seconds
 from calibration_per_label_rule import evaluate_rule
 
-from larev_hf.evaluators import build_recipe
-from larev_hf.hub.named import RECIPES
+from larev_hf.evaluators import RECIPES, build_recipe
 from larev_hf.io import read_json, write_json
 
 #: the stages a user's build does not run: the test split's VARSuite, scored here for the per-label figures only

@@ -31,8 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import bootstrap
 
-import larev_hf.meta.padding_family  # noqa: F401 - registers the padding family
-import larev_hf.meta.surface_families  # noqa: F401 - registers the surface families
+import larev_hf.meta.surface_families  # noqa: F401 - registers the surface families and padding
 from larev_hf import evaluators
 from larev_hf.data import load_examples
 from larev_hf.hub import findings as F

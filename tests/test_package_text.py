@@ -9,7 +9,7 @@ A "measured figure" here is operational: in a comment or a string (docstrings, c
 - a statistic with its value (``AUC 0.66``, ``Spearman 0.19``, ``win rate 0.87``).
 
 :data:`DEFINITIONS` lists what matches and is a definition, not a measurement (a criterion, a setting's value).
-Recipes' measured build times are data (``larev_hf/hub/recipes.json``), outside this check by design.
+Recipes' measured build times are data (``larev_hf/evaluators/recipes.json``), outside this check by design.
 """
 
 from __future__ import annotations

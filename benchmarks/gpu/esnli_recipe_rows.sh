@@ -26,7 +26,7 @@ pack() {
 trap 'kill $PACKER 2>/dev/null; pack' EXIT
 
 ROWS=${ROWS:-2000}; D=${DATA:-/tmp/shared/data}; L="python3 -m larev_hf.cli"
-# the recipe's settings (larev_hf.hub.named.RECIPES["esnli"]), as flags
+# the recipe's settings (larev_hf.evaluators.RECIPES["esnli"]), as flags
 RUN_FLAGS=${RUN_FLAGS:-"--method larev --backbone minilm2minilm --max-eval-examples 500 --seed 0 --bf16 --leakage-term verbalization"}
 CALIBRATE=${CALIBRATE:-larev,explanation_lm,copied_span}
 

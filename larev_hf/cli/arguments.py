@@ -48,7 +48,7 @@ class TrustArguments:
 
 @dataclass
 class DataDirArguments:
-    """Where a named default evaluator's data comes from when it is built (:mod:`larev_hf.hub.named`)."""
+    """Where a named default evaluator's data comes from when it is built (:mod:`larev_hf.evaluators.recipes`)."""
 
     data_dir: str | None = help_field(
         None, "building a named evaluator: a directory in the shared data layout (esnli/, cose/, strategyqa/, "

@@ -91,7 +91,7 @@ class EvaluatorBundle(BundleHubMixin):
         self.config = config
         self.report = report
         self.sources = {name: Path(path) for name, path in sources.items()}
-        #: a published named evaluator's recipe (``recipe.json``, :mod:`larev_hf.hub.published`): the card shows it
+        #: a published named evaluator's recipe (``recipe.json``, :mod:`larev_hf.evaluators.published`): the card shows it
         self.recipe: dict[str, Any] | None = None
         self.models = BundleModels(config, self.sources, device)
         self.scoring = BundleScoring(self)

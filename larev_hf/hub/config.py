@@ -18,7 +18,7 @@ from larev_hf.methods import exportable_methods, get_method, text_features
 CONFIG_NAME = "config_larev.json"
 REPORT_NAME = "report.json"
 MODEL_CARD_NAME = "README.md"
-#: A published named evaluator's recipe (:mod:`larev_hf.hub.published`); other bundles have none.
+#: A published named evaluator's recipe (:mod:`larev_hf.evaluators.published`); other bundles have none.
 RECIPE_NAME = "recipe.json"
 TOKENIZER_DIR = "tokenizer"
 #: Where an NLI bundle keeps its NLI judge (:meth:`~larev_hf.hub.EvaluatorBundle.with_nli_judge`).

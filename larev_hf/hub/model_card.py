@@ -184,7 +184,7 @@ def make_model_card(bundle: EvaluatorBundle, repo_id: str | None = None) -> Mode
 
 def recipe_context(record: dict[str, Any] | None) -> dict[str, Any]:
     """The card's "Recipe" section of a published named evaluator (its ``recipe.json``, see
-    :mod:`larev_hf.hub.published`): its name, fingerprint, data, build time and the commands it ran; empty for
+    :mod:`larev_hf.evaluators.published`): its name, fingerprint, data, build time and the commands it ran; empty for
     any other bundle."""
     if not record:
         return {"recipe_name": None}

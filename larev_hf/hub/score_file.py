@@ -1,6 +1,6 @@
 """``larev-hf evaluate``: a person's file of explanations scored by an evaluator bundle, with the trust check first.
 
-The evaluator is a named default (:mod:`larev_hf.hub.named`), a bundle directory or Hub id, or a trained run (then
+The evaluator is a named default (:mod:`larev_hf.evaluators`), a bundle directory or Hub id, or a trained run (then
 bundled in memory, exactly as ``larev-hf export`` would, and the run's report on the explanations' degraded variants is
 written beside, under ``variants/``). The file's rows are validated once, into schema records, and those records are
 scored through :meth:`BundleScoring.score <larev_hf.hub.scoring.BundleScoring.score>` — the call behind

@@ -12,7 +12,7 @@ FAMILY_LETTERS: dict[str, str] = {"vacuous": "A", "leak": "B", "circular": "C", 
                                   "drift": "E", "label_swap": "F"}
 #: Families built when ``build_suite(families=None)``, in row order: VARIF §4's, then those that a surface
 #: heuristic cannot pass (:mod:`larev_hf.meta.surface_families`), then the gold padded with sentences that add nothing
-#: (:mod:`larev_hf.meta.padding_family`), which catches a score that rewards length.
+#: (also :mod:`larev_hf.meta.surface_families`), which catches a score that rewards length.
 DEFAULT_FAMILIES: tuple[str, ...] = ("gold", "gold_leaky", "vacuous", "leak", "circular", "pseudo_specific",
                                      "drift", "label_swap", "input_copy", "hypothesis_copy", "off_topic", "shuffled",
                                      "label_only", "padding")

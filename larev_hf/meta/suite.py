@@ -18,7 +18,8 @@ string. All randomness comes from :func:`example_rng`, seeded by a SHA-256 of ``
 so a suite is byte-identical across processes and adding a family never changes another's rows.
 
 The templates are in :mod:`larev_hf.meta.templates`, the negation-edit rule of ``drift`` in
-:mod:`larev_hf.meta.negation_drift`, ``padding`` in :mod:`larev_hf.meta.padding_family`.
+:mod:`larev_hf.meta.negation_drift`, ``padding`` with the surface-proof families in
+:mod:`larev_hf.meta.surface_families`.
 """
 
 from __future__ import annotations
@@ -296,4 +297,4 @@ def load_suite(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 
 # The families a surface heuristic cannot pass register themselves on import (through the family registry).
-from larev_hf.meta import padding_family, surface_families  # noqa: E402, F401
+from larev_hf.meta import surface_families  # noqa: E402, F401

@@ -14,6 +14,15 @@ These families do not:
   stop words in place), which destroys what it says;
 - ``label_only``: "the answer is <label> ." and kin, in the lower-case style of e-SNLI's explanations: the
   label and nothing about the input.
+- ``padding``: the gold rationale followed by sentences that add nothing about this input. A metric that rewards
+  length — or a calibration that leans on a length-like feature — scores it above the gold although the padding tells
+  nothing new about this instance. RoRA's human study shows why this matters: on StrategyQA rationale length alone
+  correlates with people (the better generators write longer rationales), so a metric can look right there by
+  counting words. The padding is, drawn per example with the suite's seed: ``other``, the gold rationale of another
+  instance (NLI and yes/no: one with the same label, so the padding does not argue for another label; QA: another
+  question's rationale that names none of this question's choices); ``filler``, one or two generic sentences from
+  :data:`FILLER` that fit any input; ``both``, the other instance's rationale, then a filler sentence. Every row keeps
+  the gold label and records the instance it borrowed from in ``source_id`` (``None`` for filler alone).
 
 Several surface templates per task for the copies, drawn per example with the seed (:func:`~larev_hf.meta.family_registry.example_rng`); every family keeps the gold label. Importing this module registers them in :mod:`larev_hf.meta.family_registry`
 (:mod:`larev_hf.meta.suite` imports it).
@@ -172,6 +181,66 @@ def _shuffled(record: Mapping[str, Any], rng: np.random.Generator, templates: Se
     return None if text is None else {"template_id": "shuffled", "rationale": text}
 
 
+#: Sentences that are true of nearly anything and say nothing about an instance.
+FILLER: tuple[str, ...] = (
+    "This is something that can happen in everyday life.",
+    "Many people have seen situations like this one.",
+    "It is worth reading the sentences carefully.",
+    "There are many things one could say about this.",
+    "Details like these are common in descriptions.",
+    "Such scenes are often described in simple words.",
+)
+#: What the padding is: another instance's rationale, filler sentences, or both.
+PADDING_KINDS = ("other", "filler", "both")
+
+
+def _padded_sentence(text: str) -> str:
+    """``text`` ending in ``.``, ``!`` or ``?`` (a period added otherwise; unlike :func:`_sentence`, a closing quote
+    is not looked past: the padding's rows as they have always been built)."""
+    text = text.strip()
+    return text if re.search(r"[.!?]$", text) else f"{text}."
+
+
+def _names_any(text: str, phrases: Sequence[str]) -> bool:
+    return any(re.search(rf"(?<!\w){re.escape(p)}(?!\w)", text, flags=re.IGNORECASE) for p in phrases if p.strip())
+
+
+class PaddingFamily:
+    """Gold + padding (``padding`` in the module docstring). :meth:`prepare` indexes the suite's records before rows
+    are built."""
+
+    def __init__(self) -> None:
+        self.records: list[Mapping[str, Any]] = []
+
+    def prepare(self, records: Sequence[Mapping[str, Any]]) -> None:
+        self.records = [record for record in records if record["rationale"].strip()]
+
+    def _other(self, record: Mapping[str, Any], rng: np.random.Generator) -> Mapping[str, Any] | None:
+        if record["task"] == "qa":
+            pool = [o for o in self.records if o["question"] != record["question"]
+                    and not _names_any(o["rationale"], record["choices"])]
+        else:
+            pool = [o for o in self.records if o["task"] == record["task"] and o["label"] == record["label"]
+                    and o["id"] != record["id"] and o["rationale"] != record["rationale"]]
+        return pool[int(rng.integers(len(pool)))] if pool else None
+
+    def __call__(self, record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict | None:
+        if not record["rationale"].strip():
+            return None
+        kind = PADDING_KINDS[int(rng.integers(len(PADDING_KINDS)))]
+        source = self._other(record, rng) if kind != "filler" else None
+        if source is None:
+            kind = "filler"
+        fillers = [FILLER[int(k)] for k in rng.choice(len(FILLER), size=2 if kind == "filler" else 1, replace=False)]
+        padding = ([_padded_sentence(source["rationale"])] if source is not None else []) + \
+            (fillers if kind != "other" else [])
+        return {"template_id": f"padding:{kind}",
+                "rationale": " ".join([_padded_sentence(record["rationale"]), *padding]),
+                "source_id": None if source is None else source["id"]}
+
+
+# padding first: the order the families registered in when it had a module of its own, imported first
+register_family("padding", PaddingFamily(), overwrite=True)
 register_family("input_copy", copy_family("input_copy"), COPY_TEMPLATES["input_copy"], overwrite=True)
 register_family("hypothesis_copy", copy_family("hypothesis_copy", ("nli",)), COPY_TEMPLATES["hypothesis_copy"],
                 overwrite=True)

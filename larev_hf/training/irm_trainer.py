@@ -28,7 +28,6 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase, Seq2SeqTraine
 from transformers.utils import logging
 
 from larev_hf.modeling.backbones import load_evaluator
-from larev_hf.training.checkpoints import TiedWeightsResumeMixin
 from larev_hf.training.checks import (
     check_probe,
     check_training_groups,
@@ -40,7 +39,7 @@ from larev_hf.training.irm_config import IRMProbeConfig
 from larev_hf.training.irm_evaluation import IRMEvaluationMixin
 from larev_hf.training.losses import IRMProbeLoss, PenaltyWeights
 from larev_hf.training.sampler import EnvironmentGroupBatchSampler, grouping_lengths
-from larev_hf.training.seq2seq import checkpoint_dir_for, fit_and_save
+from larev_hf.training.seq2seq import TiedWeightsResumeMixin, checkpoint_dir_for, fit_and_save
 from larev_hf.training.settings import IRMArguments, TrainSettings
 
 #: Steps between two logged training metrics of an IRM trainer (the plain evaluators log every 50).

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from larev_hf.cli import main
-from larev_hf.hub import EvaluatorBundle, named
+from larev_hf.evaluators import loading
+from larev_hf.hub import EvaluatorBundle
 from larev_hf.hub.config import read_bundle_config
 from larev_hf.hub.console import format_explanation_table
 from larev_hf.hub.findings import (
@@ -204,8 +205,8 @@ def test_a_bad_file_is_refused_before_torch_is_imported_and_a_misspelt_name_sugg
     assert "line 1: field 'rationale' (whitespace only)" in done.stderr
     assert not (tmp_path / "cache").exists() and time.perf_counter() - started < 60
     with pytest.raises(ValueError, match=r"no evaluator 'esnlii'.*did you mean 'esnli'\?"):
-        named.check_evaluator_name("esnlii")
-    named.check_evaluator_name("someone/esnli-bundle")  # a Hub repo id is left to the Hub
+        loading.check_evaluator_name("esnlii")
+    loading.check_evaluator_name("someone/esnli-bundle")  # a Hub repo id is left to the Hub
 
 
 # --------------------------------------------------------------------------- a built bundle

@@ -20,7 +20,8 @@ import larev_hf
 from larev_hf import evaluators
 from larev_hf.cli import main
 from larev_hf.data.vacuous import NLI_FRAMES, TemplateBaselineBuilder
-from larev_hf.hub import EvaluatorBundle, build_records, named
+from larev_hf.evaluators import building, loading, recipes
+from larev_hf.hub import EvaluatorBundle, build_records
 from larev_hf.hub.explanations import TABLE_COLUMNS
 from larev_hf.io import DataError, read_json, read_jsonl
 from larev_hf.scores.ranking import within_instance_ranks
@@ -204,7 +205,7 @@ def test_an_interrupt_is_one_line_and_exit_130(tmp_path, capsys, monkeypatch) ->
 
 
 # --------------------------------------------------------------------------- named default evaluators
-TINY = named.EvaluatorRecipe(
+TINY = recipes.EvaluatorRecipe(
     name="tiny-synthetic", description="the synthetic task, 48 rows (a test recipe)", dataset="synthetic",
     data_subdir="synthetic", hub_dataset="synthetic",
     run={"method": "larev", "backbone": "t5-tiny", "max_train_examples": 48, "max_eval_examples": 12,
@@ -214,14 +215,14 @@ TINY = named.EvaluatorRecipe(
 
 def test_a_named_evaluator_is_built_once_into_the_cache_and_rebuilt_when_its_recipe_changes(tmp_path, monkeypatch,
                                                                                              capsys) -> None:
-    monkeypatch.setenv(named.EVALUATORS_ENV, str(tmp_path / "cache"))
-    monkeypatch.delenv(named.DATA_ENV, raising=False)
-    monkeypatch.setitem(named.RECIPES, TINY.name, TINY)
-    assert named.bundle_path(TINY.name) is None
+    monkeypatch.setenv(recipes.EVALUATORS_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(recipes.DATA_ENV, raising=False)
+    monkeypatch.setitem(recipes.RECIPES, TINY.name, TINY)
+    assert loading.bundle_path(TINY.name) is None
     assert main(["--quiet", "evaluators", "build", TINY.name]) == 0
     built = Path(capsys.readouterr().out.strip().splitlines()[-1])
-    assert built == named.evaluator_dir(TINY.name) / "bundle" and (built / "config_larev.json").is_file()
-    record = tmp_path / "cache" / f"{TINY.name}-{TINY.fingerprint}" / named.BUILT_NAME
+    assert built == loading.evaluator_dir(TINY.name) / "bundle" and (built / "config_larev.json").is_file()
+    record = tmp_path / "cache" / f"{TINY.name}-{TINY.fingerprint}" / recipes.BUILT_NAME
     stamp = record.stat().st_mtime_ns
     # reused: a second use loads it, evaluate.load resolves the name, and nothing is rebuilt
     assert main(["--quiet", "evaluators", "path", TINY.name]) == 0 and capsys.readouterr().out.strip() == str(built)
@@ -234,39 +235,39 @@ def test_a_named_evaluator_is_built_once_into_the_cache_and_rebuilt_when_its_rec
     assert f"{TINY.name}" in (listing := capsys.readouterr().out) and "built (" in listing
     # a changed recipe is another fingerprint: not built yet, beside the old one
     changed = dataclasses.replace(TINY, run={**TINY.run, "seed": 1})
-    monkeypatch.setitem(named.RECIPES, TINY.name, changed)
-    assert changed.fingerprint != TINY.fingerprint and named.bundle_path(TINY.name) is None
-    assert named.evaluator_dir(TINY.name) != built.parent
+    monkeypatch.setitem(recipes.RECIPES, TINY.name, changed)
+    assert changed.fingerprint != TINY.fingerprint and loading.bundle_path(TINY.name) is None
+    assert loading.evaluator_dir(TINY.name) != built.parent
 
 
 def test_a_build_runs_in_this_process_says_each_stage_and_resumes_after_an_interruption(tmp_path, monkeypatch,
                                                                                           capsys) -> None:
-    monkeypatch.setenv(named.EVALUATORS_ENV, str(tmp_path / "cache"))
-    monkeypatch.delenv(named.DATA_ENV, raising=False)
+    monkeypatch.setenv(recipes.EVALUATORS_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(recipes.DATA_ENV, raising=False)
     expected = {"run/phi_base": 1.0, "run/phi": 1.0, "run/phi_la": 2.0}
-    monkeypatch.setitem(named.RECIPES, TINY.name, dataclasses.replace(TINY, stage_seconds=expected))
+    monkeypatch.setitem(recipes.RECIPES, TINY.name, dataclasses.replace(TINY, stage_seconds=expected))
 
     def no_child_process(*args, **kwargs):
         raise AssertionError(f"the build started a child process: {args}")
 
     monkeypatch.setattr(subprocess, "run", no_child_process)
     monkeypatch.setattr(subprocess, "Popen", no_child_process)
-    exported = evaluators.export_run
+    exported = building.export_run
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(evaluators, "export_run", interrupted)
+    monkeypatch.setattr(building, "export_run", interrupted)
     with pytest.raises(KeyboardInterrupt):
         evaluators.build(TINY.name, progress=True)
     first = capsys.readouterr().err
     assert "larev-hf run --dataset synthetic" in first and "training the evaluators: run/phi_la done in" in first
-    assert "min left" in first and named.bundle_path(TINY.name) is None
-    monkeypatch.setattr(evaluators, "export_run", exported)
+    assert "min left" in first and loading.bundle_path(TINY.name) is None
+    monkeypatch.setattr(building, "export_run", exported)
     built = evaluators.build(TINY.name, progress=True)
     second = capsys.readouterr().err
     assert "phi_la done earlier, kept" in second and "run/phi_la done in" not in second
-    assert built == named.bundle_path(TINY.name) and (built / "config_larev.json").is_file()
+    assert built == loading.bundle_path(TINY.name) and (built / "config_larev.json").is_file()
 
 
 def test_an_unknown_evaluator_name_lists_the_names(capsys) -> None:
@@ -280,14 +281,14 @@ def test_a_task_without_a_trustworthy_offline_evaluator_says_why(capsys) -> None
     error = capsys.readouterr().err
     assert "no named evaluator 'strategyqa': no offline backbone learns StrategyQA" in error and "t5-large" in error
     assert main(["--quiet", "evaluators", "list"]) == 0
-    assert "strategyqa" in capsys.readouterr().out and named.NOT_OFFERED.keys().isdisjoint(named.RECIPES)
+    assert "strategyqa" in capsys.readouterr().out and recipes.NOT_OFFERED.keys().isdisjoint(recipes.RECIPES)
 
 
 def test_every_named_recipe_calibrates_on_features_its_bundle_can_compute_and_estimates_each_stage() -> None:
     from larev_hf.meta.settings import ROBUSTNESS_STATISTICS
     from larev_hf.methods import text_features
 
-    for recipe in named.RECIPES.values():
+    for recipe in recipes.RECIPES.values():
         read = [f for f in recipe.calibrate if f != recipe.method]
         # a bundle exported with the calibration computes its text features itself (export refuses others)
         assert set(read) <= set(text_features()), recipe.name

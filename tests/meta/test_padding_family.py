@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from larev_hf.meta.padding_family import FILLER
 from larev_hf.meta.stats import auc
 from larev_hf.meta.suite import build_suite
+from larev_hf.meta.surface_families import FILLER
 
 NLI = [
     {"id": f"n{i}", "task": "nli", "premise": f"A person number {i} walks a dog.", "hypothesis": "A person is outside.",

@@ -9,8 +9,7 @@ import torch
 from torch.nn.modules.module import _IncompatibleKeys
 from transformers import Seq2SeqTrainingArguments
 
-from larev_hf.training.checkpoints import tied_parameter_names
-from larev_hf.training.seq2seq import EvaluatorTrainer
+from larev_hf.training.seq2seq import EvaluatorTrainer, tied_parameter_names
 
 
 @pytest.mark.parametrize("tiny_model", ["t5"], indirect=True)

@@ -45,12 +45,12 @@ class EvaluateCommand(Command):
     sections = ((EvaluateArguments, None), (TrustArguments, None), (DataDirArguments, None))
 
     def run(self, args: argparse.Namespace, progress: bool) -> int:
-        from larev_hf.hub import named
+        from larev_hf.evaluators import loading
 
         if (args.evaluator is None) == (args.run_dir is None):
             raise ValueError("evaluate: give --evaluator (a named default such as esnli, a bundle directory or a Hub "
                              "id) or --run-dir (a trained run), not both and not neither")
-        expected = named.expected_inputs(args.evaluator) if args.evaluator is not None else None
+        expected = loading.expected_inputs(args.evaluator) if args.evaluator is not None else None
         from larev_hf.hub.explanations import read_explanation_records
 
         records = None
@@ -59,7 +59,6 @@ class EvaluateCommand(Command):
             records = read_explanation_records(args.data_file, task=task, label_set=label_set,
                                                column_mapping=args.column_mapping, allow_empty=args.score_empty)
         # bundles and runs load torch: imported once the file has passed, not by --help
-        from larev_hf import evaluators
         from larev_hf.hub.console import column_notes, format_explanation_table
         from larev_hf.hub.score_file import score_file, score_file_with_run
 
@@ -68,7 +67,7 @@ class EvaluateCommand(Command):
         if args.run_dir is not None:
             report = score_file_with_run(args.run_dir, args.method, args.data_file, args.output_dir, **options)
         else:
-            bundle = evaluators.load(args.evaluator, data_dir=args.data_dir, progress=progress)
+            bundle = loading.load(args.evaluator, data_dir=args.data_dir, progress=progress)
             checked = expected == (bundle.config.task, bundle.config.label_set)  # validated for this bundle already
             report = score_file(bundle, args.evaluator, args.data_file, args.output_dir,
                                 records=records if checked else None, **options)

@@ -30,16 +30,17 @@ class EvaluatorsCommand(Command):
     sections = ((EvaluatorsArguments, None), (DataDirArguments, None), (PushArguments, None))
 
     def run(self, args: argparse.Namespace, progress: bool) -> int:
-        # the hub package loads torch (bundles), building one trains a run: imported when used, not by --help
-        from larev_hf import evaluators
-        from larev_hf.hub import named
-        from larev_hf.hub.published import publish
+        # the recipes read the bundle config (the method registry), publishing needs huggingface_hub and a build
+        # trains a run: imported when used, not by --help
+        from larev_hf.evaluators import loading
+        from larev_hf.evaluators.published import publish
+        from larev_hf.evaluators.recipes import NOT_OFFERED, RECIPES
 
         if args.push_to_hub and args.action != "build":
             raise ValueError(f"--push-to-hub publishes a built evaluator: `larev-hf evaluators build NAME "
                              f"--push-to-hub {args.push_to_hub}`, not `evaluators {args.action}`")
         if args.action == "list":
-            for row in named.describe():
+            for row in loading.describe():
                 if row["downloaded_from"]:
                     state = f"downloaded from {row['downloaded_from']}" + (" (calibrated)" if row["calibrated"] else "")
                 elif row["built"]:
@@ -49,16 +50,16 @@ class EvaluatorsCommand(Command):
                              (f", or downloaded from {row['hub_repo']} when online)" if row["hub_repo"] else ")"))
                 size = f", {row['size_mb']:.1f} MB" if row["size_mb"] is not None else ""
                 print(f"{row['name']:14s} {row['description']}\n{'':14s} {state}{size}: {row['path']}")
-            for name in named.NOT_OFFERED:
+            for name in NOT_OFFERED:
                 print(f"{name:14s} no named evaluator (`larev-hf evaluators path {name}` says why)")
             return 0
         if args.name is None:
-            raise ValueError(f"evaluators {args.action}: name the evaluator, one of {sorted(named.RECIPES)}")
-        chosen = named.recipe(args.name).name
+            raise ValueError(f"evaluators {args.action}: name the evaluator, one of {sorted(RECIPES)}")
+        chosen = loading.recipe(args.name).name
         if args.action == "path":
-            print(evaluators.resolve(chosen, args.data_dir, progress))
+            print(loading.resolve(chosen, args.data_dir, progress))
             return 0
-        path = named.bundle_path(chosen) or evaluators.build(chosen, args.data_dir, progress)
+        path = loading.bundle_path(chosen) or loading.build(chosen, args.data_dir, progress)
         print(path)
         if args.push_to_hub:
             return push(lambda: publish(path, args.push_to_hub, private=args.private),

@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 from huggingface_hub import HfApi
 
 from larev_hf import __version__
+from larev_hf.evaluators.recipes import BUILT_NAME, EvaluatorRecipe
 from larev_hf.hub.config import RECIPE_NAME
 from larev_hf.hub.files import replace_directory
-from larev_hf.hub.named import BUILT_NAME, EvaluatorRecipe, evaluator_dir
 from larev_hf.io import read_json, shareable, write_json
 from larev_hf.network import accepts_connection, behind_proxy, switched_on
 
@@ -68,10 +68,12 @@ def _reason(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [""])[0][:200]
 
 
-def download(chosen: EvaluatorRecipe, say: Callable[[str], None], progress: bool = True) -> Path | None:
-    """Download ``chosen``'s published bundle into its cache directory and return it; ``None`` (saying why, unless
-    it is not published) when the recipe names no repo, the Hub is offline or unreachable, the repo holds another
-    version of the recipe, or the download fails — the caller then builds it. ``progress``: the download's bars."""
+def download(chosen: EvaluatorRecipe, directory: Path, say: Callable[[str], None],
+             progress: bool = True) -> Path | None:
+    """Download ``chosen``'s published bundle into ``directory`` (the recipe's cache directory,
+    :func:`~larev_hf.evaluators.loading.evaluator_dir`) and return it; ``None`` (saying why, unless it is not
+    published) when the recipe names no repo, the Hub is offline or unreachable, the repo holds another version of the
+    recipe, or the download fails — the caller then builds it. ``progress``: the download's bars."""
     repo = chosen.hub_repo
     if repo is None:
         return None
@@ -82,7 +84,6 @@ def download(chosen: EvaluatorRecipe, say: Callable[[str], None], progress: bool
     if not reachable(endpoint):
         say(f"  {endpoint} does not answer within {PROBE_SECONDS:g} s: not downloading {repo}")
         return None
-    directory = evaluator_dir(chosen.name)
     directory.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".hub-", dir=directory))
     shareable(staging, directory=True)  # the bundle it becomes: the umask's mode, not mkdtemp's 0700
@@ -153,7 +154,7 @@ def publish(path: Path, repo_id: str, *, private: bool = False, api: HfApi | Non
     its recipe and a card that states it; returns the upload's ``CommitInfo``.
 
     Args:
-        path (`Path`): the bundle directory of a built (or downloaded) named evaluator (:func:`named.bundle_path`).
+        path (`Path`): the bundle directory of a built (or downloaded) named evaluator (:func:`~larev_hf.evaluators.loading.bundle_path`).
         repo_id (`str`): the Hub model repo, created if needed.
         private (`bool`, *optional*, defaults to `False`): create the repo as private.
         api (`HfApi`, *optional*): the client (another endpoint, a token); defaults to the logged-in one.

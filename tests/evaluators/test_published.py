@@ -20,11 +20,12 @@ from huggingface_hub import ModelCard, constants
 
 from larev_hf import evaluators, network
 from larev_hf.cli import main
-from larev_hf.hub import CONFIG_NAME, named, published
+from larev_hf.evaluators import loading, published, recipes
+from larev_hf.hub import CONFIG_NAME
 from larev_hf.io import read_json, read_jsonl, write_json
 from tests.hub.test_hub import LocalTargetApi, tree
 
-TINY = named.EvaluatorRecipe(
+TINY = recipes.EvaluatorRecipe(
     name="tiny-published", description="the synthetic task, 48 rows (a test recipe)", dataset="synthetic",
     data_subdir="synthetic", hub_dataset="synthetic",
     run={"method": "larev", "max_train_examples": 48, "max_eval_examples": 12, "num_train_epochs": 1, "n_boot": 50},
@@ -116,21 +117,21 @@ def local_hub(monkeypatch):
 @pytest.fixture
 def cache(tmp_path, monkeypatch) -> Path:
     """An empty evaluators cache with the test recipe registered."""
-    monkeypatch.setenv(named.EVALUATORS_ENV, str(tmp_path / "cache"))
-    monkeypatch.delenv(named.DATA_ENV, raising=False)
-    monkeypatch.setitem(named.RECIPES, TINY.name, TINY)
+    monkeypatch.setenv(recipes.EVALUATORS_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(recipes.DATA_ENV, raising=False)
+    monkeypatch.setitem(recipes.RECIPES, TINY.name, TINY)
     return tmp_path / "cache"
 
 
-def fake_build(recipe: named.EvaluatorRecipe, bundle: Path, data_root: Path) -> Path:
+def fake_build(recipe: recipes.EvaluatorRecipe, bundle: Path, data_root: Path) -> Path:
     """What ``evaluators.build`` leaves, without training: the tiny bundle as the recipe's, and its ``recipe.json`` as
     ``build`` writes it (local data under ``data_root``)."""
     import shutil
 
-    directory = named.evaluator_dir(recipe.name)
+    directory = loading.evaluator_dir(recipe.name)
     shutil.copytree(bundle, directory / "bundle")
     data_root.mkdir(parents=True, exist_ok=True)
-    write_json(directory / named.BUILT_NAME, {
+    write_json(directory / recipes.BUILT_NAME, {
         "recipe": asdict(recipe), "fingerprint": recipe.fingerprint, "data": str(data_root), "calibrated": False,
         "build_minutes": 0.5, "steps": [a for _, a in recipe.commands(data_root, directory)]})
     return directory / "bundle"
@@ -144,11 +145,11 @@ def record_builds(monkeypatch) -> list[tuple]:
         calls.append((name, data_dir, progress))
         return Path("built") / name
 
-    monkeypatch.setattr(evaluators, "build", build)
+    monkeypatch.setattr(loading, "build", build)  # what resolve calls
     return calls
 
 
-def publish_tiny(tiny_bundles, tmp_path: Path, recipe: named.EvaluatorRecipe = TINY) -> Path:
+def publish_tiny(tiny_bundles, tmp_path: Path, recipe: recipes.EvaluatorRecipe = TINY) -> Path:
     """Build (fake) and publish the test recipe to a local folder; empties the cache again; the repo's folder."""
     import shutil
 
@@ -162,11 +163,11 @@ def publish_tiny(tiny_bundles, tmp_path: Path, recipe: named.EvaluatorRecipe = T
 def test_the_recipes_hub_repo_is_not_part_of_its_fingerprint() -> None:
     # publishing a recipe keeps the name of its cache directory
     assert dataclasses.replace(TINY, hub_repo=REPO).fingerprint == TINY.fingerprint
-    assert all(recipe.hub_repo is None for recipe in named.RECIPES.values())  # none is published yet
+    assert all(recipe.hub_repo is None for recipe in recipes.RECIPES.values())  # none is published yet
 
 
 def test_a_recipe_with_an_nli_judge_trains_it_before_the_export_that_bundles_it(tmp_path) -> None:
-    chosen = named.RECIPES["esnli"]
+    chosen = recipes.RECIPES["esnli"]
     steps = chosen.commands(tmp_path, tmp_path / "build")
     titles = [title for title, _ in steps]
     judge, export = dict(steps)["training the NLI judge"], dict(steps)["checking trust and writing the bundle"]
@@ -182,23 +183,23 @@ def test_a_recipe_with_an_nli_judge_trains_it_before_the_export_that_bundles_it(
 
 
 def test_the_recipes_are_the_shipped_data_file_with_their_fingerprints(tmp_path) -> None:
-    recipes, not_offered, aliases, timed_on = named.load_recipes(named.RECIPES_FILE)
-    assert (recipes, not_offered, aliases) == (named.RECIPES, named.NOT_OFFERED, named.NOT_OFFERED_ALIASES)
-    assert timed_on == named.TIMED_ON == "2 CPU cores"  # what a first use's estimate names
+    loaded, not_offered, aliases, timed_on = recipes.load_recipes(recipes.RECIPES_FILE)
+    assert (loaded, not_offered, aliases) == (recipes.RECIPES, recipes.NOT_OFFERED, recipes.NOT_OFFERED_ALIASES)
+    assert timed_on == recipes.TIMED_ON == "2 CPU cores"  # what a first use's estimate names
     # a recipe's settings as data keep the cache directories of the recipes they were written from
-    assert {name: r.fingerprint for name, r in recipes.items()} == {"esnli": "d4d042bde638",
+    assert {name: r.fingerprint for name, r in loaded.items()} == {"esnli": "d4d042bde638",
                                                                     "esnli-larev": "8f6712c449a0"}
-    chosen = recipes["esnli"]
+    chosen = loaded["esnli"]
     assert chosen.calibrate[0] == chosen.method == "larev_ni" and chosen.docs == "docs/hub.md#the-recipes"
     retimed = dataclasses.replace(chosen, minutes=1.0, stage_seconds={}, docs="elsewhere", description="d")
     assert retimed.fingerprint == chosen.fingerprint  # a new estimate or doc is not a new recipe
     assert dataclasses.replace(chosen, run={**chosen.run, "seed": 1}).fingerprint != chosen.fingerprint
     assert aliases == {"cose": "commonsenseqa", "csqa": "commonsenseqa"} and "strategyqa" in not_offered
-    values = read_json(named.RECIPES_FILE)
+    values = read_json(recipes.RECIPES_FILE)
     values["recipes"][0]["minuets"] = 3
     write_json(tmp_path / "recipes.json", values)
     with pytest.raises(ValueError, match=r"recipe 'esnli': unknown keys \['minuets'\]"):
-        named.load_recipes(tmp_path / "recipes.json")
+        recipes.load_recipes(tmp_path / "recipes.json")
 
 
 def test_every_data_file_of_the_package_is_package_data() -> None:
@@ -214,13 +215,13 @@ def test_every_data_file_of_the_package_is_package_data() -> None:
     package = root / "larev_hf"
     data = [path.relative_to(package).as_posix() for path in package.rglob("*") if path.is_file()
             and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts]
-    assert named.RECIPES_FILE.relative_to(package).as_posix() in data
+    assert recipes.RECIPES_FILE.relative_to(package).as_posix() in data
     assert [path for path in data if not any(fnmatch(path, pattern) for pattern in patterns)] == []
 
 
 def test_a_cached_evaluator_is_used_without_asking_the_hub(cache, tiny_bundles, tmp_path, local_hub, monkeypatch,
                                                            capsys) -> None:
-    monkeypatch.setitem(named.RECIPES, TINY.name, dataclasses.replace(TINY, hub_repo=REPO))
+    monkeypatch.setitem(recipes.RECIPES, TINY.name, dataclasses.replace(TINY, hub_repo=REPO))
     local_hub.repos[REPO] = tiny_bundles["larev"]
     builds = record_builds(monkeypatch)
     path = fake_build(TINY, tiny_bundles["larev"], tmp_path / "data")
@@ -233,20 +234,20 @@ def test_a_published_evaluator_is_downloaded_from_the_hub_then_cached(cache, tin
                                                                       monkeypatch, capsys) -> None:
     remote = publish_tiny(tiny_bundles, tmp_path)
     local_hub.repos[REPO] = remote
-    monkeypatch.setitem(named.RECIPES, TINY.name, dataclasses.replace(TINY, hub_repo=REPO))
+    monkeypatch.setitem(recipes.RECIPES, TINY.name, dataclasses.replace(TINY, hub_repo=REPO))
     builds = record_builds(monkeypatch)
     path = evaluators.resolve(TINY.name)
-    assert builds == [] and path == named.evaluator_dir(TINY.name) / "bundle" == named.bundle_path(TINY.name)
+    assert builds == [] and path == loading.evaluator_dir(TINY.name) / "bundle" == loading.bundle_path(TINY.name)
     assert f"GET /api/models/{REPO}" in local_hub.requests
     assert f"the {TINY.name!r} evaluator: downloaded from the Hub ({REPO}): {path}" in capsys.readouterr().err
     assert tree(path) == tree(remote)  # the repo as published: bundle, recipe and card, nothing of the download's
-    record = read_json(path.parent / named.BUILT_NAME)
+    record = read_json(path.parent / recipes.BUILT_NAME)
     assert (record["hub_repo"], record["revision"], record["fingerprint"]) == (REPO, COMMIT, TINY.fingerprint)
     # the next use is a cache hit: no request
     asked = len(local_hub.requests)
     assert evaluators.resolve(TINY.name) == path and len(local_hub.requests) == asked
     assert f"from the cache (downloaded from {REPO})" in capsys.readouterr().err
-    row = next(r for r in named.describe() if r["name"] == TINY.name)
+    row = next(r for r in loading.describe() if r["name"] == TINY.name)
     assert row["downloaded_from"] == REPO and row["size_mb"] > 0
 
 
@@ -254,17 +255,17 @@ def test_a_hub_repo_of_another_recipe_version_is_not_used(cache, tiny_bundles, t
                                                           capsys) -> None:
     local_hub.repos[REPO] = publish_tiny(tiny_bundles, tmp_path)
     changed = dataclasses.replace(TINY, run={**TINY.run, "seed": 1}, hub_repo=REPO)
-    monkeypatch.setitem(named.RECIPES, TINY.name, changed)
+    monkeypatch.setitem(recipes.RECIPES, TINY.name, changed)
     builds = record_builds(monkeypatch)
     evaluators.resolve(TINY.name, progress=False)
-    assert builds == [(TINY.name, None, False)] and named.bundle_path(TINY.name) is None
-    assert not any(path.name.startswith(".hub-") for path in named.evaluator_dir(TINY.name).iterdir())
+    assert builds == [(TINY.name, None, False)] and loading.bundle_path(TINY.name) is None
+    assert not any(path.name.startswith(".hub-") for path in loading.evaluator_dir(TINY.name).iterdir())
 
 
 @pytest.mark.parametrize("how", ["HF_HUB_OFFLINE", "unreachable"])
 def test_offline_the_hub_is_skipped_at_once_and_the_evaluator_built(cache, local_hub, monkeypatch, capsys,
                                                                      how) -> None:
-    monkeypatch.setitem(named.RECIPES, TINY.name, dataclasses.replace(TINY, hub_repo=REPO))
+    monkeypatch.setitem(recipes.RECIPES, TINY.name, dataclasses.replace(TINY, hub_repo=REPO))
     builds = record_builds(monkeypatch)
     if how == "HF_HUB_OFFLINE":
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -303,7 +304,7 @@ def test_evaluate_and_evaluate_load_share_one_loader_of_named_evaluators(cache, 
     path = fake_build(TINY, tiny_bundles["larev"], tmp_path / "data")
     resolved, loaded = [], []
     resolve, from_pretrained = evaluators.resolve, EvaluatorBundle.from_pretrained
-    monkeypatch.setattr(evaluators, "resolve", lambda name, *args: (resolved.append(name), resolve(name, *args))[1])
+    monkeypatch.setattr(loading, "resolve", lambda name, *args: (resolved.append(name), resolve(name, *args))[1])
     monkeypatch.setattr(EvaluatorBundle, "from_pretrained", classmethod(
         lambda cls, location, **kwargs: (loaded.append(location), from_pretrained(location, **kwargs))[1]))
     data = tmp_path / "mine.jsonl"
@@ -369,13 +370,13 @@ def test_evaluators_list_says_each_built_bundles_size(cache, tiny_bundles, tmp_p
     assert main(["--quiet", "evaluators", "list"]) == 0
     listing = capsys.readouterr().out
     assert f"built (0.5 min), {size:.1f} MB: {path}" in listing
-    assert f"not built (about {named.RECIPES['esnli'].minutes:.0f} min on first use): " in listing
+    assert f"not built (about {recipes.RECIPES['esnli'].minutes:.0f} min on first use): " in listing
 
 
 # --------------------------------------------------------------------------- the withdrawn commonsenseqa recipe
 @pytest.mark.parametrize("name", ["commonsenseqa", "csqa", "cose"])
 def test_commonsenseqa_is_withdrawn_with_its_measured_reason(name, tmp_path, capsys) -> None:
-    assert "commonsenseqa" not in named.RECIPES and "commonsenseqa" in named.NOT_OFFERED
+    assert "commonsenseqa" not in recipes.RECIPES and "commonsenseqa" in recipes.NOT_OFFERED
     assert main(["--quiet", "evaluators", "path", name]) == 2
     error = capsys.readouterr().err
     assert f"no named evaluator {name!r}" in error and "59.6%" in error and "−0.661 nats" in error

@@ -1,32 +1,38 @@
-"""Named default evaluators: ``evaluator="esnli"`` resolves the library's recommended recipe for a task.
+"""The named evaluators' recipes: ``evaluator="esnli"`` resolves the library's recommended recipe for a task.
 
 A recipe is the settings of the three steps that make a trustworthy bundle — the run (data, backbone, training rows,
 seed: ``larev-hf run``), the robust calibration on people's acceptability judgments where the task has such a file
 (``larev-hf human --calibrate``) and the trust check with the bundle (``larev-hf export``) — as the docs measure them
-best. :mod:`larev_hf.evaluators` builds it in one process into the user's cache (one progress line per stage, with an
-estimate of what is left) and :meth:`EvaluatorRecipe.commands` prints the same steps as commands; later uses load the
-cached bundle; a changed recipe has another fingerprint, so it is built anew beside the old one.
+best. The recipes are data (:data:`RECIPES_FILE`, ``recipes.json`` beside this module);
+:func:`~larev_hf.evaluators.building.build_recipe` builds one in one process into the user's cache (one progress line
+per stage, with an estimate of what is left) and :meth:`EvaluatorRecipe.commands` prints the same steps as commands;
+later uses load the cached bundle; a changed recipe has another fingerprint, so it is built anew beside the old one.
 
 Where a named evaluator comes from (:func:`larev_hf.evaluators.resolve`, which says which in one line): the cache (a
 build or a download of the current recipe), else the recipe's published Hub repo (``hub_repo``) when the Hub is
 reachable — never waited for offline (``HF_HUB_OFFLINE=1``, or the endpoint does not answer within seconds;
-:mod:`larev_hf.hub.published`) — else a build. A maintainer publishes a built evaluator with ``larev-hf evaluators
-build NAME --push-to-hub REPO`` and then sets the recipe's ``hub_repo`` to that repo; a published bundle is used only
-while its ``recipe.json`` carries the current recipe's fingerprint, so a changed recipe is never served an old bundle.
+:mod:`larev_hf.evaluators.published`) — else a build. A maintainer publishes a built evaluator with ``larev-hf
+evaluators build NAME --push-to-hub REPO`` and then sets the recipe's ``hub_repo`` to that repo; a published bundle is
+used only while its ``recipe.json`` carries the current recipe's fingerprint, so a changed recipe is never served an
+old bundle.
 
 Where the data comes from: ``data_dir=`` / ``--data-dir``, else the ``LAREV_HF_DATA`` environment variable — a
 directory in the layout of the repository's ``../shared/data`` (``esnli/``, ``cose/``, ``strategyqa/`` and
 ``human/``) — else the Hub datasets by name (the calibration, which needs the judgments of Wiegreffe et al. 2022, is
-then left out and the bundle says so).
+then left out and the bundle says so): :func:`data_root`.
+
+Torch-free, like :mod:`larev_hf.evaluators.loading`: ``larev-hf evaluate`` checks a file against a named evaluator's
+task, and ``larev-hf evaluators list`` answers, without loading a model.
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
+import logging
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -40,6 +46,13 @@ EVALUATORS_ENV = "LAREV_HF_EVALUATORS"
 DATA_ENV = "LAREV_HF_DATA"
 #: Written last into a built evaluator's directory: the recipe it was built from and how long it took.
 BUILT_NAME = "recipe.json"
+
+logger = logging.getLogger(__name__)
+
+
+def reporter(progress: bool) -> Callable[[str], None]:
+    """Where a build's and a look-up's lines go: stderr at once with ``progress``, else the log."""
+    return (lambda text: print(text, file=sys.stderr, flush=True)) if progress else logger.info
 
 
 def as_flags(settings: Mapping[str, Any]) -> list[str]:
@@ -207,121 +220,6 @@ TIMED_ON: str
 RECIPES, NOT_OFFERED, NOT_OFFERED_ALIASES, TIMED_ON = load_recipes()
 
 
-def withdrawn(name: str) -> str | None:
-    """The task of :data:`NOT_OFFERED` that ``name`` (or an alias of it) names, else ``None``."""
-    task = NOT_OFFERED_ALIASES.get(name, name)
-    return task if task in NOT_OFFERED else None
-
-
-def recipe(name: str) -> EvaluatorRecipe:
-    """The recipe called ``name`` (or one of its aliases); a ``ValueError`` that says why a task has none
-    (:data:`NOT_OFFERED`) or lists the names otherwise."""
-    for candidate in RECIPES.values():
-        if name == candidate.name or name in candidate.aliases:
-            return candidate
-    task = withdrawn(name)
-    if task is not None:
-        raise ValueError(f"no named evaluator {name!r}" + (f" ({task})" if task != name else "")
-                         + f": {NOT_OFFERED[task]}")
-    raise ValueError(f"no named evaluator {name!r}; {did_you_mean(name)}expected one of {sorted(RECIPES)}")
-
-
-def known_names() -> list[str]:
-    """Every name a named evaluator answers to: the recipes, their aliases and the tasks without one."""
-    return sorted({*RECIPES, *(a for r in RECIPES.values() for a in r.aliases), *NOT_OFFERED, *NOT_OFFERED_ALIASES})
-
-
-def did_you_mean(name: str) -> str:
-    """``"did you mean 'esnli'? "`` for the evaluators whose names (or aliases) are nearest ``name`` (``difflib``'s
-    ratio ≥ 0.6), else ``""``."""
-    canonical = {alias: r.name for r in RECIPES.values() for alias in (r.name, *r.aliases)} | {
-        alias: NOT_OFFERED_ALIASES.get(alias, alias) for alias in (*NOT_OFFERED, *NOT_OFFERED_ALIASES)}
-    close = list(dict.fromkeys(canonical[c] for c in difflib.get_close_matches(name, known_names(), n=3)))
-    return f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
-
-
-def check_evaluator_name(evaluator: object) -> None:
-    """Refuse at once an ``evaluator`` string that can be nothing: not a named evaluator, no local directory and no
-    Hub repo id (``owner/name``), with the nearest names, instead of a Hub look-up error.
-
-    Raises:
-        ValueError: naming the evaluator, the nearest names and what was expected.
-    """
-    if not isinstance(evaluator, str) or is_named(evaluator) or Path(evaluator).expanduser().exists() \
-            or "/" in evaluator:
-        return
-    raise ValueError(f"no evaluator {evaluator!r}: not a named evaluator, a bundle directory or a Hub repo id "
-                     f"(owner/name); {did_you_mean(evaluator)}the named evaluators are {sorted(RECIPES)} "
-                     "(`larev-hf evaluators list`)")
-
-
-#: The task of each recipe's data set: which input fields its evaluator reads.
-DATASET_TASKS = {"esnli": "nli", "cose": "qa", "ecqa": "qa", "strategyqa": "yesno", "synthetic": "qa"}
-
-
-def expected_inputs(evaluator: object) -> tuple[str, list[str] | None] | None:
-    """``(task, label set)`` of ``evaluator`` read without loading a model — a bundle directory's config, a named
-    evaluator's built bundle or else its recipe's data set — so that a file can be checked before a build or a load;
-    ``None`` for a Hub repo id (known once downloaded).
-
-    Raises:
-        ValueError: an evaluator string that can be nothing (:func:`check_evaluator_name`).
-    """
-    from larev_hf.hub.config import read_bundle_config
-
-    check_evaluator_name(evaluator)
-    if not isinstance(evaluator, str):
-        return None
-    path = Path(evaluator).expanduser()
-    if path.is_dir():
-        config = read_bundle_config(path)
-        return config.task, config.label_set
-    if not is_named(evaluator) or withdrawn(evaluator) is not None:
-        return None
-    chosen = recipe(evaluator)
-    built = bundle_path(chosen.name)
-    if built is not None:
-        config = read_bundle_config(built)
-        return config.task, config.label_set
-    task = DATASET_TASKS.get(chosen.dataset)
-    return None if task is None else (task, None)
-
-
-def is_named(evaluator: object) -> bool:
-    """Whether ``evaluator`` names a recipe or a task without one (and no local directory of that name shadows it):
-    :func:`resolve` then returns its bundle, or says at once why there is none, instead of a Hub look-up of the name."""
-    if not isinstance(evaluator, str) or Path(evaluator).expanduser().exists():
-        return False
-    if withdrawn(evaluator) is not None:
-        return True
-    try:
-        recipe(evaluator)
-    except ValueError:
-        return False
-    return True
-
-
-def evaluators_home() -> Path:
-    """Where named evaluators are built: ``$LAREV_HF_EVALUATORS``, else ``<HF_HOME>/larev-hf/evaluators``."""
-    if os.environ.get(EVALUATORS_ENV):
-        return Path(os.environ[EVALUATORS_ENV]).expanduser()
-    from huggingface_hub import constants
-
-    return Path(constants.HF_HOME) / "larev-hf" / "evaluators"
-
-
-def evaluator_dir(name: str) -> Path:
-    """The directory of this recipe's current version (its fingerprint in the name)."""
-    chosen = recipe(name)
-    return evaluators_home() / f"{chosen.name}-{chosen.fingerprint}"
-
-
-def bundle_path(name: str) -> Path | None:
-    """The built bundle of ``name``'s current recipe, or ``None`` if it has not been built."""
-    directory = evaluator_dir(name)
-    return directory / "bundle" if (directory / BUILT_NAME).is_file() else None
-
-
 def data_root(data_dir: str | os.PathLike | None = None) -> Path | None:
     """The local data directory a build reads: ``data_dir``, else ``$LAREV_HF_DATA``, else ``None`` (the Hub)."""
     chosen = data_dir or os.environ.get(DATA_ENV)
@@ -332,24 +230,3 @@ def data_root(data_dir: str | os.PathLike | None = None) -> Path | None:
         raise FileNotFoundError(f"{root}: no such data directory; expected the shared data layout "
                                 "(esnli/, cose/, strategyqa/, human/)")
     return root
-
-
-def bundle_megabytes(path: Path) -> float:
-    """The size on disk of the files under ``path``, in MB (10^6 bytes)."""
-    return sum(item.stat().st_size for item in path.rglob("*") if item.is_file()) / 1e6
-
-
-def describe() -> list[dict[str, object]]:
-    """One row per recipe: its name, what it scores, whether it is built (or downloaded), where, its bundle's size
-    on disk, its build time and the Hub repo it is published in."""
-    rows = []
-    for chosen in RECIPES.values():
-        built = bundle_path(chosen.name)
-        record = read_json(evaluator_dir(chosen.name) / BUILT_NAME) if built else {}
-        rows.append({"name": chosen.name, "aliases": list(chosen.aliases), "description": chosen.description,
-                     "built": built is not None, "path": str(evaluator_dir(chosen.name) / "bundle"),
-                     "calibrated": record.get("calibrated"), "build_minutes": record.get("build_minutes"),
-                     "estimate_minutes": chosen.minutes, "hub_repo": chosen.hub_repo,
-                     "downloaded_from": record.get("hub_repo"),
-                     "size_mb": bundle_megabytes(built) if built else None})
-    return rows
