@@ -27,7 +27,7 @@ from larev_hf.meta.human import HumanEvaluation
 from larev_hf.meta.settings import HumanSettings
 from larev_hf.pipeline import Run
 from larev_hf.runner import stage_listener
-from larev_hf.training.nli_judge import train_esnli_judge
+from larev_hf.training.nli_judge import is_finished_judge, train_esnli_judge
 
 #: The estimate keeps the recipe's own times until stages expected to take this long have run: a pace measured on a
 #: few sub-second stages says little about the minutes-long ones.
@@ -91,7 +91,7 @@ def build_recipe(recipe: EvaluatorRecipe, directory: Path, data_dir: str | os.Pa
             tracker.step = "training the NLI judge"
             judge = directory / JUDGE_DIR
             started = time.perf_counter()
-            done = (judge / "config.json").is_file()
+            done = is_finished_judge(judge)
             train_esnli_judge(recipe.data_location(root), judge, read_explanations=True, progress=progress,
                               **recipe.nli_judge)
             tracker(judge, "train", None if done else time.perf_counter() - started)

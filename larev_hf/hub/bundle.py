@@ -81,7 +81,7 @@ class EvaluatorBundle(BundleHubMixin):
 
     def __init__(self, config: BundleConfig, report: dict[str, Any], sources: Mapping[str, str | os.PathLike],
                  device: str | None = None) -> None:
-        expected = {*config.model_dirs(), config.tokenizer, *([config.judge_dir] if config.judge_dir else [])}
+        expected = set(config.directories())
         if set(sources) != expected:
             raise ValueError(f"sources {sorted(sources)}: expected exactly {sorted(expected)}")
         entry = report.get("methods", {}).get(config.method) if isinstance(report, Mapping) else None
@@ -198,12 +198,12 @@ class EvaluatorBundle(BundleHubMixin):
             ValueError: not an NLI bundle, or a judge that does not read explanations or lacks one of its labels.
             FileNotFoundError: ``judge_dir`` is not a finished judge (``config.json`` and ``nli_metrics.json``).
         """
-        from larev_hf.training.nli_judge import METRICS_FILE
+        from larev_hf.training.nli_judge import METRICS_FILE, is_finished_judge
 
         judge_dir = Path(judge_dir)
         if self.config.task != "nli":
             raise ValueError(f"a {self.config.task} bundle cannot carry an NLI judge; only an NLI bundle reads one")
-        if not (judge_dir / "config.json").is_file() or not (judge_dir / METRICS_FILE).is_file():
+        if not is_finished_judge(judge_dir):
             raise FileNotFoundError(f"{judge_dir}: no config.json and {METRICS_FILE}; expected a judge trained by "
                                     "`larev-hf nli-train --read-explanations`")
         metrics = read_json(judge_dir / METRICS_FILE)

@@ -175,6 +175,11 @@ class BundleConfig:
         """Every model directory of the bundle (each seed's, for an ensemble)."""
         return [d for seed in (self.seeds or [None]) for d in self.model_dirs_of(seed).values()]
 
+    def directories(self) -> list[str]:
+        """Every directory the bundle holds: its models', the tokenizer's and, where it carries one, the NLI
+        judge's."""
+        return [*self.model_dirs(), self.tokenizer, *([self.judge_dir] if self.judge_dir else [])]
+
     def scoring_settings(self) -> dict[str, Any]:
         """Everything that determines a score: what :attr:`EvaluatorBundle.settings_hash` hashes. A calibration's
         ``fitted_on`` is left out: it records where the fit was made (paths included), which changes no score, so the

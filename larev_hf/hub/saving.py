@@ -74,7 +74,7 @@ class BundleHubMixin:
                                   local_files_only=local_files_only)
         config = read_bundle_config(root)
         sources = {}
-        for name in (*config.model_dirs(), config.tokenizer, *([config.judge_dir] if config.judge_dir else [])):
+        for name in config.directories():
             if not (root / name).is_dir():
                 raise FileNotFoundError(f"{root}: no {name}/ directory, which {CONFIG_NAME} lists; the bundle is incomplete "
                                         "(export it again with `larev-hf export`)")

@@ -183,8 +183,10 @@ def _nli_pairs(records: Sequence[Mapping[str, Any]], role: str,
     return premises, hypotheses, labels
 
 
-def _is_finished(output_dir: Path) -> bool:
-    return (output_dir / "config.json").is_file() and (output_dir / METRICS_FILE).is_file()
+def is_finished_judge(directory: str | os.PathLike) -> bool:
+    """Whether ``directory`` holds a judge :func:`train_nli_judge` finished: ``config.json`` and
+    :data:`METRICS_FILE`, which it moves into place together."""
+    return (Path(directory) / "config.json").is_file() and (Path(directory) / METRICS_FILE).is_file()
 
 
 #: How the offline judge is fine-tuned by default (``train_nli_judge`` and ``larev-hf nli-train`` alike).
@@ -220,7 +222,7 @@ def train_nli_judge(
         FileExistsError: ``output_dir`` holds something else (it is never overwritten).
     """
     output_dir = Path(output_dir)
-    if _is_finished(output_dir):
+    if is_finished_judge(output_dir):
         return read_json(output_dir / METRICS_FILE)
     if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
         raise FileExistsError(f"{output_dir}: exists and is not a finished NLI judge (no config.json and "
