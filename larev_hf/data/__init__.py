@@ -1,10 +1,14 @@
 """Data layer: one schema, loaders for rationale data sets, a synthetic task, baselines and variants."""
 
 from larev_hf.data.baseline_builders import (
+    LEAKY_TEMPLATE,
+    VARIANTS,
     HFBaselineBuilder,
     add_baselines,
+    add_variants,
     baseline_builder_from_config,
     baseline_builder_from_spec,
+    build_variants,
     make_baseline_builder,
 )
 from larev_hf.data.formats import (
@@ -51,7 +55,6 @@ from larev_hf.data.vacuous import (
     qa_baseline,
     yesno_baseline,
 )
-from larev_hf.data.variants import LEAKY_TEMPLATE, VARIANTS, add_variants, build_variants
 
 __all__ = [
     "COLUMNS",

@@ -9,7 +9,7 @@ surface-proof families :mod:`~larev_hf.meta.surface_families`) and the statistic
 :mod:`larev_hf.meta.human` (``human_evaluate``: agreement with judged explanations, read by
 :mod:`~larev_hf.meta.judgments`, scored by :mod:`~larev_hf.meta.human_scoring`, calibrated by
 :mod:`~larev_hf.meta.human_calibration` and reported by :mod:`~larev_hf.meta.human_report`) sit above the run;
-:mod:`~larev_hf.meta.seeds` reads a multi-seed run's AUCs.
+:mod:`~larev_hf.meta.report` reads a multi-seed run's AUCs.
 
 VARIF and FRAME live in :mod:`larev_hf.varif` and :mod:`larev_hf.frame`, and what they share in
 :mod:`larev_hf.explain`. Every name loads on first use (:mod:`larev_hf.lazy`).

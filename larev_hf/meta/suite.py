@@ -4,7 +4,7 @@ Every example ``(x, y, r)`` yields one row per family; a family may skip an exam
 negation edit, no content word). Families (letters as in VARIF §4):
 
 - ``gold``: the human rationale ``r`` — the reference every other family is compared with.
-- ``gold_leaky``: ``r`` + ``"The answer is {label}."`` (:data:`~larev_hf.data.variants.LEAKY_TEMPLATE`).
+- ``gold_leaky``: ``r`` + ``"The answer is {label}."`` (:data:`~larev_hf.data.baseline_builders.LEAKY_TEMPLATE`).
 - ``vacuous`` (A): label-free filler, "The answer follows from the evidence provided."
 - ``leak`` (B): states the label verbatim, "The label is entailment."
 - ``circular`` (C): the label justified by itself, "This is entailment because the premise entails the
@@ -17,7 +17,7 @@ A-D draw one of at least five surface templates per task, so no metric passes by
 string. All randomness comes from :func:`example_rng`, seeded by a SHA-256 of ``(seed, family, id)``,
 so a suite is byte-identical across processes and adding a family never changes another's rows.
 
-The templates are in :mod:`larev_hf.meta.templates`, the negation-edit rule of ``drift`` in
+The templates are in :mod:`larev_hf.meta.family_registry`, the negation-edit rule of ``drift`` in
 :mod:`larev_hf.meta.negation_drift`, ``padding`` with the surface-proof families in
 :mod:`larev_hf.meta.surface_families`.
 """
@@ -32,13 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from larev_hf.data.baseline_builders import make_baseline_builder
+from larev_hf.data.baseline_builders import LEAKY_TEMPLATE, make_baseline_builder
 from larev_hf.data.schema import COLUMNS, validate_example
 from larev_hf.data.vacuous import BaselineBuilder
-from larev_hf.data.variants import LEAKY_TEMPLATE
 from larev_hf.io import DataError, read_jsonl, where, write_jsonl
 from larev_hf.meta.family_registry import (  # noqa: F401 - FAMILIES, FamilyFn, register_family: this module's API
     FAMILIES,
+    STOPWORDS,
+    TEMPLATES,
     WORD,
     FamilyFn,
     example_rng,
@@ -47,7 +48,6 @@ from larev_hf.meta.family_registry import (  # noqa: F401 - FAMILIES, FamilyFn, 
 )
 from larev_hf.meta.negation_drift import drift_family
 from larev_hf.meta.settings import DEFAULT_FAMILIES
-from larev_hf.meta.templates import STOPWORDS, TEMPLATES
 
 logger = logging.getLogger(__name__)
 
