@@ -7,11 +7,11 @@ the package. ``dir(package)`` and ``__all__`` list every name before any is load
 
 from __future__ import annotations
 
-import importlib
 import sys
 
-# typing and collections.abc only for the annotations: the package root uses this module, and the start-up hook
-# (larev_hf.evaluate_names) imports the root in every interpreter, where importing typing costs 2.5 ms
+# typing and collections.abc only for the annotations, importlib when a name is first read: the package root uses
+# this module, and the start-up hook (larev_hf.evaluate_names) imports the root in every interpreter, where importing
+# typing alone costs 2.5 ms
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +25,8 @@ def lazy_exports(package: str, submodules: Mapping[str, Sequence[str]]) -> tuple
     def __getattr__(name: str) -> Any:
         if name not in owner:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import importlib
+
         value = getattr(importlib.import_module(f"{package}.{owner[name]}"), name)
         setattr(sys.modules[package], name, value)
         return value

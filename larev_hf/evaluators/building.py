@@ -4,7 +4,7 @@
 The build runs the library's own objects one after the other — the :class:`~larev_hf.pipeline.Run` (``larev-hf run``),
 the NLI judge of an NLI recipe (``larev-hf nli-train``), the robust calibration of
 :class:`~larev_hf.meta.human.HumanEvaluation` (``larev-hf human --calibrate``) and
-:func:`~larev_hf.hub.bundle.export_run` (``larev-hf export``) — so it is exactly the documented commands
+:func:`~larev_hf.hub.export.export_run` (``larev-hf export``) — so it is exactly the documented commands
 (:meth:`~larev_hf.evaluators.recipes.EvaluatorRecipe.commands` prints them), each resumable: an interrupted build
 resumes at the stage it stopped in. It prints one line per finished stage with an estimate of what is left, scaled
 from the recipe's expected stage times by how fast this machine has been so far (:class:`BuildProgress`).
@@ -20,8 +20,8 @@ from pathlib import Path
 
 from larev_hf.config import RunConfig
 from larev_hf.evaluators.recipes import BUILT_NAME, TIMED_ON, EvaluatorRecipe, data_root, reporter
-from larev_hf.hub.bundle import export_run
 from larev_hf.hub.config import CONFIG_NAME, JUDGE_DIR
+from larev_hf.hub.export import export_run
 from larev_hf.io import write_json
 from larev_hf.meta.human import HumanEvaluation
 from larev_hf.meta.settings import HumanSettings
@@ -73,6 +73,7 @@ def build_recipe(recipe: EvaluatorRecipe, directory: Path, data_dir: str | os.Pa
     root = data_root(data_dir)
     say = reporter(progress)
     calibration_file = recipe.calibration_file(root)
+    human_settings = recipe.human_settings(calibration_file) if calibration_file is not None else None
     steps = recipe.commands(root, directory)
     say(f"building the {recipe.name!r} evaluator into {directory} (once; later uses load it): about "
         f"{recipe.minutes:.0f} minutes on {TIMED_ON}. The same as:")
@@ -98,7 +99,7 @@ def build_recipe(recipe: EvaluatorRecipe, directory: Path, data_dir: str | os.Pa
         calibration = None
         if calibration_file is not None:
             tracker.step = "fitting the robust calibration"
-            HumanEvaluation(Run.load(run_dir, progress), HumanSettings(**recipe.human_settings(calibration_file)),
+            HumanEvaluation(Run.load(run_dir, progress), HumanSettings(**human_settings),
                             human_dir).execute()
             calibration = human_dir / "calibration.json"
         tracker.step = "checking trust and writing the bundle"

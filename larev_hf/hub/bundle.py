@@ -26,10 +26,7 @@ hashcode) and how one is made; :class:`~larev_hf.hub.saving.BundleHubMixin` save
 :class:`~larev_hf.hub.models.BundleModels` (``bundle.models``) loads its evaluators, tokenizer and baseline builder;
 :class:`~larev_hf.hub.scoring.BundleScoring` (``bundle.scoring``) validates inputs into records and scores them. What a
 bundle is made of, gathered from a run, is :mod:`larev_hf.hub.construct`; its config, input validation, files, trust
-checks and card are their own modules too. Here also: :func:`export_run` (a run's evaluators as a bundle: the trust
-check, the optional calibration, the atomic save; ``larev-hf export`` and the build of a named evaluator both call it,
-so a named evaluator's bundle is exactly what the documented command would write) and :func:`load_bundle` (a bundle
-loaded once per process, by directory or Hub repo id: ``larev-hf evaluate`` and the ``evaluate`` modules load theirs
+checks and card are their own modules too. Here also :func:`load_bundle` (a bundle loaded once per process, by directory or Hub repo id: ``larev-hf evaluate`` and the ``evaluate`` modules load theirs
 through it, by way of :func:`larev_hf.evaluators.load`).
 """
 
@@ -50,11 +47,8 @@ from larev_hf.hub.files import checksums
 from larev_hf.hub.models import BundleModels
 from larev_hf.hub.saving import BundleHubMixin
 from larev_hf.hub.scoring import BundleScores, BundleScoring
-from larev_hf.hub.trust import MIN_TRAIN_ROWS_ADVICE, Trust, UntrustedEvaluatorError
 from larev_hf.io import read_json
 from larev_hf.methods import Method, get_method
-from larev_hf.runner import StageRunner
-from larev_hf.scores.calibration import Calibration
 
 
 # --------------------------------------------------------------------------- the bundle
@@ -286,29 +280,3 @@ def load_bundle(location: str | os.PathLike | EvaluatorBundle, revision: str | N
     if key not in _BUNDLES:
         _BUNDLES[key] = EvaluatorBundle.from_pretrained(location, revision=revision, device=device)
     return _BUNDLES[key]
-
-
-def export_run(run_dir: str | os.PathLike, method: str, output_dir: str | os.PathLike,
-               calibration: str | os.PathLike | None = None, force: bool = False, repo_id: str | None = None,
-               nli_judge: str | os.PathLike | None = None) -> tuple[EvaluatorBundle, Path, Trust]:
-    """Bundle ``method``'s evaluators of the finished run ``run_dir`` into ``output_dir`` (atomically), with the
-    calibration saved by ``larev-hf human --calibrate`` (``calibration.json``) and the NLI judge trained by ``larev-hf
-    nli-train --read-explanations`` (:meth:`EvaluatorBundle.with_nli_judge`) when given.
-
-    Raises :class:`UntrustedEvaluatorError` when the trust check fails and ``force`` is false (nothing is written);
-    ``repo_id`` only names the Hub repo in the model card (pushing is :meth:`EvaluatorBundle.push_to_hub`). Holds the
-    run directory's lock while the models are copied, so no run retrains them meanwhile. Returns the bundle, where it
-    was written and the trust check's figures.
-    """
-    with StageRunner(run_dir).lock():
-        bundle = EvaluatorBundle.from_run(run_dir, method)
-        trust = Trust(**bundle.config.trust)
-        if not trust.ok and not force:
-            raise UntrustedEvaluatorError(f"{run_dir} ({method}): {trust.sentence()}. Train on more rows, "
-                                          f"{MIN_TRAIN_ROWS_ADVICE}, or pass --force to export it anyway")
-        if calibration is not None:
-            bundle.config = dataclasses.replace(bundle.config, calibration=Calibration.load(calibration).to_dict())
-        if nli_judge is not None:
-            bundle = bundle.with_nli_judge(nli_judge)
-        path = bundle.save_pretrained(output_dir, repo_id=repo_id)
-    return bundle, path, trust

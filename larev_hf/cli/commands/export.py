@@ -40,7 +40,7 @@ class ExportCommand(Command):
 
     def run(self, args: argparse.Namespace, progress: bool) -> int:
         # a bundle loads its models (torch): imported when a run is exported, not by `larev-hf --help`
-        from larev_hf.hub.bundle import UntrustedEvaluatorError, export_run
+        from larev_hf.hub.export import UntrustedEvaluatorError, export_run
 
         try:
             bundle, path, trust = export_run(args.run_dir, args.method, args.output_dir, calibration=args.calibration,
