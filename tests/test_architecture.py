@@ -92,3 +92,23 @@ def test_the_package_docstring_gives_the_rooms_in_the_tables_order() -> None:
     named = re.findall(r"``(\w+)``", larev_hf.__doc__.split("\n\n", 1)[1])
     rooms = [room for room, imports, _ in documented_rooms() if imports is not None]
     assert [name for name in named if name in rooms] == rooms
+
+
+#: The modules whose functions may import the library's own modules (docs/architecture.md, "Imports"): each keeps
+#: an import cost off a light path (`larev-hf --help`, a file checked before torch loads, a bundle loaded without the
+#: pipeline).
+LOCAL_IMPORTS = ("cli/commands/", "methods/", "training/settings.py", "rora/settings.py", "evaluators/loading.py",
+                 "evaluators/published.py", "hub/findings.py", "hub/scoring.py", "hub/construct.py",
+                 "hub/score_file.py", "training/nli_judge.py")
+
+
+def test_function_local_imports_of_the_library_are_only_where_the_rule_allows() -> None:
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.ImportFrom) and (inner.module or "").split(".")[0] == "larev_hf":
+                        found.add(path.relative_to(PACKAGE).as_posix())
+    assert {f for f in found if not f.startswith(LOCAL_IMPORTS)} == set()
+    assert all(any(f.startswith(prefix) for f in found) for prefix in LOCAL_IMPORTS), "a stale entry"

@@ -49,6 +49,7 @@ from larev_hf.hub.saving import BundleHubMixin
 from larev_hf.hub.scoring import BundleScores, BundleScoring
 from larev_hf.io import read_json
 from larev_hf.methods import Method, get_method
+from larev_hf.training.nli_judge import METRICS_FILE, is_finished_judge
 
 
 # --------------------------------------------------------------------------- the bundle
@@ -199,8 +200,6 @@ class EvaluatorBundle(BundleHubMixin):
             ValueError: not an NLI bundle, or a judge that does not read explanations or lacks one of its labels.
             FileNotFoundError: ``judge_dir`` is not a finished judge (``config.json`` and ``nli_metrics.json``).
         """
-        from larev_hf.training.nli_judge import METRICS_FILE, is_finished_judge
-
         judge_dir = Path(judge_dir)
         if self.config.task != "nli":
             raise ValueError(f"a {self.config.task} bundle cannot carry an NLI judge; only an NLI bundle reads one")
