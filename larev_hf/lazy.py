@@ -10,8 +10,7 @@ from __future__ import annotations
 import sys
 
 # typing and collections.abc only for the annotations, importlib when a name is first read: the package root uses
-# this module, and the start-up hook (larev_hf.evaluate_names) imports the root in every interpreter, where importing
-# typing alone costs 2.5 ms
+# this module, and the start-up hook (larev_hf.evaluate_names) imports the root in every interpreter
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence

@@ -123,7 +123,8 @@ def score_file_with_run(run_dir: str | os.PathLike, method: str, data_file: str 
                         force: bool = False, progress: bool = True, allow_empty: bool = False) -> dict[str, Any]:
     """:func:`score_file` with the run's ``method`` evaluators, after the run's own report on the explanations and
     their degraded variants (:meth:`larev_hf.pipeline.Run.evaluate_file`) in ``output_dir/variants``."""
-    from larev_hf.pipeline import Run  # here: a file scored by a bundle needs no pipeline (4.6 s to import)
+    # here: a file scored by a bundle needs no pipeline (slow to import: docs/architecture.md, "Imports")
+    from larev_hf.pipeline import Run
 
     bundle = EvaluatorBundle.from_run(run_dir, method)
     trust = Trust(**bundle.config.trust)
