@@ -13,7 +13,16 @@ VARIF and FRAME share) → ``varif`` / ``frame`` → ``cli`` (the ``larev-hf`` c
 
 from __future__ import annotations
 
+from larev_hf.lazy import lazy_exports
+
 __version__ = "0.1.0"
+
+# ``larev_hf.trainer_metrics`` (a ready ``compute_metrics`` for ``Seq2SeqTrainer``; docs/hub.md) is
+# :func:`larev_hf.explain.generated.trainer_metrics`, exported lazily like every lazy package's names: the start-up
+# hook (larev_hf.evaluate_names) imports this package in every interpreter, and the name loads explain (the top of
+# the graph, with torch) only when it is first read
+__getattr__, __dir__, _lazy_names = lazy_exports(__name__, {"explain.generated": ("trainer_metrics",)})
+__all__ = ["__version__", "metric_path", *_lazy_names]
 
 
 def metric_path(name: str = "larev") -> str:
@@ -29,12 +38,3 @@ def metric_path(name: str = "larev") -> str:
         known = sorted(p.name for p in path.parent.iterdir() if (p / f"{p.name}.py").is_file())
         raise ValueError(f"no shipped evaluate module {name!r}; expected one of {known}")
     return str(path)
-
-
-def trainer_metrics(evaluator: object = "esnli", *, inputs: object, tokenizer: object, **options: object) -> object:
-    """A ready ``compute_metrics`` for ``Seq2SeqTrainer(predict_with_generate=True)``: the evaluator's scores of the
-    ``"label explanation: ..."`` texts a self-rationalizing model generates at each evaluation, with ``inputs`` the
-    evaluation set's raw rows in order (:func:`larev_hf.explain.generated.trainer_metrics`; docs/hub.md)."""
-    from larev_hf.explain.generated import trainer_metrics as build
-
-    return build(evaluator, inputs=inputs, tokenizer=tokenizer, **options)

@@ -7,10 +7,14 @@ the package. ``dir(package)`` and ``__all__`` list every name before any is load
 
 from __future__ import annotations
 
-import importlib
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+
+# typing and collections.abc only for the annotations, importlib when a name is first read: the package root uses
+# this module, and the start-up hook (larev_hf.evaluate_names) imports the root in every interpreter
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
 
 
 def lazy_exports(package: str, submodules: Mapping[str, Sequence[str]]) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
@@ -20,6 +24,8 @@ def lazy_exports(package: str, submodules: Mapping[str, Sequence[str]]) -> tuple
     def __getattr__(name: str) -> Any:
         if name not in owner:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import importlib
+
         value = getattr(importlib.import_module(f"{package}.{owner[name]}"), name)
         setattr(sys.modules[package], name, value)
         return value

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import datasets
 import evaluate
 
-from larev_hf import evaluators
+from larev_hf import __version__, evaluators, metric_path
 from larev_hf.hub import EvaluatorBundle
 from larev_hf.hub.inputs import INSTANCE_ID, check_instances, with_baselines
 from larev_hf.methods import get_method
@@ -243,8 +243,6 @@ def push_metric_module(name: str, repo_id: str, *, private: bool | None = None, 
     Returns:
         The ``CommitInfo`` of the upload.
     """
-    from larev_hf import __version__, metric_path
-
     folder = metric_path(name)
     if api is None:
         from huggingface_hub import HfApi

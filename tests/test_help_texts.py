@@ -11,8 +11,8 @@ from transformers import Seq2SeqTrainingArguments
 
 from larev_hf.cli.arguments import GlobalArguments
 from larev_hf.cli.commands import command_arguments
-from larev_hf.rora.config import RoRAConfig
-from larev_hf.training.irm_config import IRMProbeConfig
+from larev_hf.rora.evaluator import RoRAConfig
+from larev_hf.training.irm_trainer import IRMProbeConfig
 
 #: What a measured figure looks like in a help text (argparse's ``%%`` included). Thesis and paper values, defaults
 #: and thresholds ("λ_probe 5e-4 (§5.3.3)", "the 95%% intervals", "below 80%%") do not match.

@@ -1,10 +1,22 @@
-"""Baseline builders that run a model, and how a builder is chosen and applied to a data set.
+"""What is scored besides the gold rationale: baseline builders that run a model, how a builder is chosen and applied
+to a data set, and the rationale variants built from the rationale and its baseline.
 
 :class:`HFBaselineBuilder` produces the vacuous baseline ``b`` with any Hub/local text2text model, as a paraphraser of
 the template (REV's choice for e-SNLI) or as a question→declarative (QA2D) converter (REV/RoRA for QA); the templates
 themselves and :class:`~larev_hf.data.vacuous.TemplateBaselineBuilder` are in :mod:`larev_hf.data.vacuous`. A run
 names its builder with a spec (``"template"``, ``"paraphrase:<model>"``, ``"qa2d:<model>"``,
 :func:`baseline_builder_from_spec`); a bundle stores it as a config (:func:`baseline_builder_from_config`).
+
+The rationale variants separate new information from label leakage (LAREV thesis §5.2.1, appendix C.1). For each
+example with a gold rationale ``r`` and a vacuous baseline ``b`` (:func:`add_baselines`):
+
+- ``gold``: ``r`` — the human rationale.
+- ``gold_leaky``: ``r`` followed by ``"The answer is <label>."`` — same information plus the label.
+- ``vacuous``: ``b`` — the input and the label, no new information (REV §3.2).
+- ``leaky``: ``"The answer is <label>."`` — only the label.
+
+A leakage-aware metric should rank ``gold``/``gold_leaky`` above ``vacuous``/``leaky`` and not
+reward ``gold_leaky`` for the appended label; the leaky variants test exactly that (:func:`add_variants`).
 """
 
 from __future__ import annotations
@@ -226,3 +238,29 @@ def baseline_builder_from_spec(spec: str, seed: int = 0):
     if mode not in ("paraphrase", "qa2d") or not model:
         raise ValueError(f"baseline builder {spec!r}: expected 'template', 'paraphrase:<model>' or 'qa2d:<model>'")
     return make_baseline_builder("hf", model_name_or_path=model, mode=mode, seed=seed)
+
+
+LEAKY_TEMPLATE = "The answer is {label}."
+VARIANTS: tuple[str, ...] = ("gold", "gold_leaky", "vacuous", "leaky")
+
+
+def build_variants(example: Mapping[str, Any]) -> dict[str, str]:
+    """Return ``{variant: rationale}`` for one example that has ``rationale``, ``label`` and ``baseline``."""
+    for field in ("rationale", "label", "baseline"):
+        if field not in example:
+            hint = "; run add_baselines first" if field == "baseline" else ""
+            raise DataError(f"{where(example_id=example.get('id'))}: missing field {field!r}{hint}")
+    rationale = example["rationale"]
+    leaky = LEAKY_TEMPLATE.format(label=example["label"])
+    return {"gold": rationale, "gold_leaky": f"{rationale} {leaky}", "vacuous": example["baseline"], "leaky": leaky}
+
+
+def add_variants(dataset: datasets.Dataset) -> datasets.Dataset:
+    """Return ``dataset`` with one column ``rationale_<variant>`` per entry of :data:`VARIANTS`."""
+    built = [build_variants(example) for example in dataset]
+    for variant in VARIANTS:
+        column = f"rationale_{variant}"
+        if column in dataset.column_names:
+            dataset = dataset.remove_columns(column)
+        dataset = dataset.add_column(column, [variants[variant] for variants in built])
+    return dataset

@@ -1,6 +1,6 @@
 """Negation edits of a text: exactly one negation inserted or deleted, by rules (VARIF proposal §4, family E).
 
-VARSuite's ``drift`` family (:mod:`larev_hf.meta.negation_drift`) draws one edit of the gold rationale; the finding
+VARSuite's ``drift`` family (:mod:`larev_hf.meta.suite`) draws one edit of the gold rationale; the finding
 *contradicts the label* (:mod:`larev_hf.hub.findings`) reads an explanation beside its edits. The rules live here, in
 the data layer, so both can use them.
 """

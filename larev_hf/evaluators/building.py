@@ -73,6 +73,7 @@ def build_recipe(recipe: EvaluatorRecipe, directory: Path, data_dir: str | os.Pa
     root = data_root(data_dir)
     say = reporter(progress)
     calibration_file = recipe.calibration_file(root)
+    human_settings = recipe.human_settings(calibration_file) if calibration_file is not None else None
     steps = recipe.commands(root, directory)
     say(f"building the {recipe.name!r} evaluator into {directory} (once; later uses load it): about "
         f"{recipe.minutes:.0f} minutes on {TIMED_ON}. The same as:")
@@ -98,7 +99,7 @@ def build_recipe(recipe: EvaluatorRecipe, directory: Path, data_dir: str | os.Pa
         calibration = None
         if calibration_file is not None:
             tracker.step = "fitting the robust calibration"
-            HumanEvaluation(Run.load(run_dir, progress), HumanSettings(**recipe.human_settings(calibration_file)),
+            HumanEvaluation(Run.load(run_dir, progress), HumanSettings(**human_settings),
                             human_dir).execute()
             calibration = human_dir / "calibration.json"
         tracker.step = "checking trust and writing the bundle"

@@ -14,6 +14,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+from larev_hf.data import load_examples
 from larev_hf.io import read_jsonl, write_jsonl
 from larev_hf.runner import StageRunner
 
@@ -40,8 +41,6 @@ class DatasetRunDirectory:
 
     def stage_data(self) -> None:
         """The ``data`` stage: the train split's and the test split's first N records, in the schema."""
-        from larev_hf.data import load_examples
-
         s = self.settings
         for split, limit in (("train", s.max_train_examples), ("test", s.max_eval_examples)):
             write_jsonl(self.dir / "data" / f"{split}.jsonl",

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from larev_hf.modeling import build_model, build_tokenizer, load_evaluator
-from larev_hf.modeling.generation import generate_texts
 from larev_hf.modeling.input_formats import task_text
-from larev_hf.modeling.scoring import drop_end_of_sequence, predict_choices
+from larev_hf.modeling.scoring import drop_end_of_sequence, generate_texts, predict_choices
 from larev_hf.training import TrainSettings, train_seq2seq
 
 #: Between the label and the rationale in F's output.

@@ -5,7 +5,7 @@
 - :mod:`~larev_hf.frame.run`: ``larev-hf frame`` (:class:`~larev_hf.frame.run.FrameRun`, its settings in
   :mod:`~larev_hf.frame.settings`, torch-free) as stages (:mod:`~larev_hf.frame.stages`): the task models F and their
   variants (:mod:`~larev_hf.frame.variants`), the simulators G and H (:mod:`~larev_hf.frame.simulators`), the axioms'
-  predictions, the library's scores; where each is written (:mod:`~larev_hf.frame.paths`); the report
+  predictions, the library's scores; where each is written (:mod:`~larev_hf.frame.run`); the report
   (:mod:`~larev_hf.frame.report`);
 - :mod:`~larev_hf.frame.library`: the library's own metrics (a trained ``--library-run``) through the same axioms.
 
@@ -32,9 +32,8 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         phi,
         scv,
     )
-    from larev_hf.frame.paths import FramePaths
     from larev_hf.frame.report import plot_axioms, render_frame_markdown, write_frame_report
-    from larev_hf.frame.run import RLC_METRICS, FrameRun, frame_main
+    from larev_hf.frame.run import RLC_METRICS, FramePaths, FrameRun, frame_main
     from larev_hf.frame.seeds import aggregate_seeds, axiom_nrg, seed_results
     from larev_hf.frame.settings import FRAME_METRICS, FrameSettings
     from larev_hf.frame.simulators import SimulatorPair, Simulators, generate_labels, h_training_rationales
@@ -59,8 +58,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "variants": ("BASE", "Variant", "rationale_texts", "rationale_types", "train_subset", "variant_plan"),
     "simulators": ("SimulatorPair", "Simulators", "generate_labels", "h_training_rationales"),
     "stages": ("FrameStage", "frame_stages"),
-    "paths": ("FramePaths",),
     "library": ("LibraryRun",),
-    "run": ("FrameRun", "RLC_METRICS", "frame_main"),
+    "run": ("FramePaths", "FrameRun", "RLC_METRICS", "frame_main"),
     "report": ("plot_axioms", "render_frame_markdown", "write_frame_report"),
 })

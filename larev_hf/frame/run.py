@@ -23,7 +23,7 @@ The four RLC metrics (§3.3, :data:`RLC_METRICS`):
 
 Stages (each with a marker; a rerun resumes, :class:`~larev_hf.runner.StageRunner`; each a function of the run in
 :mod:`larev_hf.frame.stages`, the simulators in :mod:`larev_hf.frame.simulators`, F's variants and the rationale
-texts in :mod:`larev_hf.frame.variants`, where each is written in :mod:`larev_hf.frame.paths`, the library metrics of
+texts in :mod:`larev_hf.frame.variants`, where each is written in :class:`FramePaths` (below), the library metrics of
 ``--library-run`` in :mod:`larev_hf.frame.library`):
 
 1. ``data``: the train and test records (``data/{train,test}.jsonl``);
@@ -60,6 +60,7 @@ import os
 import shutil
 from collections.abc import Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from larev_hf.data.sources import source_files
@@ -67,7 +68,6 @@ from larev_hf.explain.run_dir import DatasetRunDirectory
 from larev_hf.explain.task_model import SelfRationalizer
 from larev_hf.frame.library import LibraryRun
 from larev_hf.frame.meta_metrics import METRIC_NAMES
-from larev_hf.frame.paths import FramePaths
 from larev_hf.frame.report import fmt, write_frame_report
 from larev_hf.frame.settings import FRAME_METRICS, FrameSettings
 from larev_hf.frame.simulators import SimulatorPair, check_h_rationales
@@ -79,6 +79,34 @@ from larev_hf.modeling import check_backbone
 from larev_hf.modeling.presets import is_pretrained
 from larev_hf.training import TrainSettings
 
+
+class FramePaths:
+    """The paths of one FRAME run directory: F's models and outputs, G and H, the axioms' and the library's rows."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+
+    def task_dir(self, variant: str, seed: int) -> Path:
+        """F's labels, rationales and training record of one variant and seed."""
+        return self.dir / "task_model" / f"{variant}-s{seed}"
+
+    def task_model_dir(self, variant: str, seed: int) -> Path:
+        """F of one variant and seed (a :class:`~larev_hf.explain.task_model.SelfRationalizer`)."""
+        return self.dir / "models" / "F" / f"{variant}-s{seed}"
+
+    def simulator_dir(self, metric: str, variant: str, seed: int) -> Path:
+        """G and H of ``metric`` for F's ``variant`` (GH-GOLD's: always ``base``)."""
+        return self.dir / "models" / "GH" / metric / f"{BASE if metric == 'gh_gold' else variant}-s{seed}"
+
+    def evaluation_path(self, metric: str, variant: str, seed: int) -> Path:
+        """``metric``'s G and H predictions for F's ``variant`` of ``seed`` (one row per test example)."""
+        return self.dir / "evaluations" / f"s{seed}" / f"{metric}-{variant}.jsonl"
+
+    def library_path(self, method: str, variant: str, seed: int) -> Path:
+        """A library metric's pointwise scores for F's ``variant`` of ``seed``."""
+        return self.dir / "library" / f"s{seed}" / f"{method}-{variant}.jsonl"
+
+
 logger = logging.getLogger(__name__)
 
 #: FRAME's four RLC metrics (§3.3), in table order, and their display names.
@@ -87,7 +115,7 @@ RLC_METRICS: tuple[str, ...] = FRAME_METRICS
 
 class FrameRun(DatasetRunDirectory):
     """One FRAME meta-evaluation (see the module docstring): its settings and checks, what its stages read and its
-    stage list; where it keeps things is :attr:`paths` (:class:`~larev_hf.frame.paths.FramePaths`), the library
+    stage list; where it keeps things is :attr:`paths` (:class:`~larev_hf.frame.run.FramePaths`), the library
     metrics of ``--library-run`` :attr:`library` (:class:`~larev_hf.frame.library.LibraryRun`)."""
 
     settings: FrameSettings

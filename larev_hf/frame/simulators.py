@@ -20,8 +20,8 @@ from larev_hf.explain.task_model import SelfRationalizer, check_label_decoding, 
 from larev_hf.frame.meta_metrics import accuracy, phi
 from larev_hf.meta.family_registry import example_rng
 from larev_hf.modeling import build_model, build_tokenizer, load_evaluator
-from larev_hf.modeling.generation import generate_texts
 from larev_hf.modeling.input_formats import task_text
+from larev_hf.modeling.scoring import generate_texts
 from larev_hf.training import TrainSettings, train_seq2seq
 
 #: Tokens F may generate for a label alone (its label comes before the separator; the rationale is not needed).

@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from larev_hf.data import baseline_builder_from_spec
 from larev_hf.explain.run_dir import DatasetRunDirectory
 from larev_hf.explain.task_model import SelfRationalizer
 from larev_hf.frame.library import library_records, score_library_variant
@@ -122,8 +123,6 @@ def predict_axioms(run: Any, seed: int) -> None:
 def score_library(run: Any, seed: int) -> None:
     """The library metrics' pointwise scores of every rationale the axioms need, with F's labels ŷ of each
     variant as the labels scored (:mod:`larev_hf.frame.library`)."""
-    from larev_hf.data import baseline_builder_from_spec
-
     library, columns = run.library.run(), run.library.columns()
     builder = baseline_builder_from_spec(library.config.data.baseline_builder, library.config.training.seed)
     test, run_records = run.records("test"), library.split_records("test")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from larev_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and type checkers
-    from larev_hf.hub.bundle import EvaluatorBundle
+    from larev_hf.hub.bundle import EvaluatorBundle, load_bundle
     from larev_hf.hub.config import (
         CONFIG_NAME,
         FORMAT_VERSION,
@@ -28,18 +28,16 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
     )
     from larev_hf.hub.files import resolve_bundle_dir
     from larev_hf.hub.inputs import build_records
-    from larev_hf.hub.loading import load_bundle
     from larev_hf.hub.models import BundleModels
     from larev_hf.hub.saving import BundleHubMixin
     from larev_hf.hub.scoring import BundleScores, BundleScoring
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "bundle": ("EvaluatorBundle",),
+    "bundle": ("EvaluatorBundle", "load_bundle"),
     "config": ("CONFIG_NAME", "FORMAT_VERSION", "MODEL_CARD_NAME", "REPORT_NAME", "TOKENIZER_DIR", "BundleConfig",
                "read_bundle_config"),
     "files": ("resolve_bundle_dir",),
     "inputs": ("build_records",),
-    "loading": ("load_bundle",),
     "models": ("BundleModels",),
     "saving": ("BundleHubMixin",),
     "scoring": ("BundleScores", "BundleScoring"),

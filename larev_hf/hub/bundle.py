@@ -26,7 +26,8 @@ hashcode) and how one is made; :class:`~larev_hf.hub.saving.BundleHubMixin` save
 :class:`~larev_hf.hub.models.BundleModels` (``bundle.models``) loads its evaluators, tokenizer and baseline builder;
 :class:`~larev_hf.hub.scoring.BundleScoring` (``bundle.scoring``) validates inputs into records and scores them. What a
 bundle is made of, gathered from a run, is :mod:`larev_hf.hub.construct`; its config, input validation, files, trust
-checks and card are their own modules too.
+checks and card are their own modules too. Here also :func:`load_bundle` (a bundle loaded once per process, by directory or Hub repo id: ``larev-hf evaluate`` and the ``evaluate`` modules load theirs
+through it, by way of :func:`larev_hf.evaluators.load`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from larev_hf.data.vacuous import TemplateBaselineBuilder
-from larev_hf.hub.config import JUDGE_DIR, TOKENIZER_DIR, BundleConfig
+from larev_hf.hub.config import CONFIG_NAME, JUDGE_DIR, TOKENIZER_DIR, BundleConfig
 from larev_hf.hub.construct import exportable, parts_from_run
 from larev_hf.hub.files import checksums
 from larev_hf.hub.models import BundleModels
@@ -48,6 +49,7 @@ from larev_hf.hub.saving import BundleHubMixin
 from larev_hf.hub.scoring import BundleScores, BundleScoring
 from larev_hf.io import read_json
 from larev_hf.methods import Method, get_method
+from larev_hf.training.nli_judge import METRICS_FILE, is_finished_judge
 
 
 # --------------------------------------------------------------------------- the bundle
@@ -198,8 +200,6 @@ class EvaluatorBundle(BundleHubMixin):
             ValueError: not an NLI bundle, or a judge that does not read explanations or lacks one of its labels.
             FileNotFoundError: ``judge_dir`` is not a finished judge (``config.json`` and ``nli_metrics.json``).
         """
-        from larev_hf.training.nli_judge import METRICS_FILE, is_finished_judge
-
         judge_dir = Path(judge_dir)
         if self.config.task != "nli":
             raise ValueError(f"a {self.config.task} bundle cannot carry an NLI judge; only an NLI bundle reads one")
@@ -250,3 +250,32 @@ class EvaluatorBundle(BundleHubMixin):
         """
         records = self.scoring.records(rationales, labels, inputs, baselines)
         return self.scoring.score(records, batch_size=batch_size, progress=progress, relative=relative)
+
+
+_BUNDLES: dict[tuple, EvaluatorBundle] = {}
+
+
+def _cache_key(location: str | os.PathLike, revision: str | None, device: str | None) -> tuple:
+    path = Path(os.fspath(location)).expanduser()
+    if path.is_dir():  # a local bundle: keyed by where it is and when its config was written
+        config = path / CONFIG_NAME
+        return ("local", str(path.resolve()), config.stat().st_mtime_ns if config.is_file() else None, device)
+    return ("hub", os.fspath(location), revision, device)
+
+
+def load_bundle(location: str | os.PathLike | EvaluatorBundle, revision: str | None = None,
+                device: str | None = None) -> EvaluatorBundle:
+    """The :class:`EvaluatorBundle` at ``location`` (a bundle directory or a Hub repo id), loaded once per process
+    and device (a bundle object is returned as is).
+
+    Args:
+        location (`str`, `os.PathLike` or `EvaluatorBundle`): the bundle directory or Hub repo id.
+        revision (`str`, *optional*): Hub branch, tag or commit.
+        device (`str`, *optional*): where the evaluators run (defaults to CUDA when available).
+    """
+    if isinstance(location, EvaluatorBundle):
+        return location
+    key = _cache_key(location, revision, device)
+    if key not in _BUNDLES:
+        _BUNDLES[key] = EvaluatorBundle.from_pretrained(location, revision=revision, device=device)
+    return _BUNDLES[key]

@@ -11,8 +11,11 @@ from typing import Any
 
 from larev_hf import __version__
 from larev_hf.data.schema import TASKS
+from larev_hf.hub.findings import FindingThresholds
 from larev_hf.io import read_json
 from larev_hf.methods import exportable_methods, get_method, text_features
+from larev_hf.modeling.input_formats import get_input_format
+from larev_hf.scores.calibration import Calibration
 
 #: File names inside a bundle (module-level constants, as SetFit and transformers keep them).
 CONFIG_NAME = "config_larev.json"
@@ -87,8 +90,6 @@ class BundleConfig:
     library_version: str = __version__
 
     def __post_init__(self) -> None:
-        from larev_hf.modeling import get_input_format
-
         if self.method not in exportable_methods():
             raise ValueError(f"method {self.method!r} is not a bundle method; expected one of {exportable_methods()}")
         if self.task not in TASKS:
@@ -113,8 +114,6 @@ class BundleConfig:
             raise ValueError(f"seeds {self.seeds} / seed_models {self.seed_models}: an ensemble bundle lists two or "
                              "more seeds and, for each after the first, a directory per role")
         if self.calibration is not None:
-            from larev_hf.scores.calibration import Calibration
-
             readable = {self.method, *text_features()}
             calibration = Calibration.from_dict(self.calibration)
             if unreadable := [f for f in calibration.features if f not in readable]:
@@ -125,8 +124,6 @@ class BundleConfig:
                 raise ValueError(f"calibration reads {stateless} but carries no text_models for them; fit it again "
                                  "with `larev-hf human --calibrate ...` so that it does")
         if self.findings is not None:
-            from larev_hf.hub.findings import FindingThresholds
-
             FindingThresholds.from_dict(self.findings)
         if self.nli_judge is not None:
             keys = {"directory", "files_sha256", "metrics"}

@@ -34,6 +34,7 @@ def exportable(method: str) -> Method:
 
 def parts_from_run(run_dir: str | os.PathLike, method: str) -> BundleParts:
     """The parts of ``method``'s bundle from a finished run directory (see :meth:`EvaluatorBundle.from_run`)."""
+    # here: the pipeline (slow to import: docs/architecture.md, "Imports") reads a run; loading or scoring a bundle needs none
     from larev_hf.data import baseline_builder_from_spec
     from larev_hf.pipeline import Run
 

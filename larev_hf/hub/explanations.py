@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,8 +20,8 @@ import numpy as np
 
 from larev_hf.data import EXPLANATION_COLUMNS
 from larev_hf.hub.findings import Finding
-from larev_hf.hub.inputs import INSTANCE_ID, build_records
-from larev_hf.io import DataError, read_csv, read_jsonl, write_jsonl, write_text
+from larev_hf.hub.inputs import INSTANCE_ID, build_records, parse_choices
+from larev_hf.io import DataError, read_csv, read_jsonl, write_json, write_jsonl, write_text
 from larev_hf.scores.ranking import within_instance_ranks
 
 #: The table's columns (``scores.csv``), in order; ``label_centred``, ``calibrated``, ``rank``, ``why`` and
@@ -34,17 +33,19 @@ FEATURE_TITLES = {"larev": "label evidence", "rev": "label evidence", "explanati
                   "copied_span": "copied span of the input", "grounding": "words from the input",
                   "copy_excess": "copy of the input", "premise_link": "premise words", "length": "length",
                   "rouge_l": "overlap with the input"}
-def _choices(value: Any) -> Any:
-    """A CSV cell of answer choices: a JSON list or a ``|``-separated string."""
-    if not isinstance(value, str):
-        return value
-    text = value.strip()
-    if text.startswith("["):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            pass
-    return [part.strip() for part in text.split("|")] if text else value
+def _file_rows(path: Path) -> Any:
+    """``(line, row)`` of a file of explanations: ``.csv`` by extension, JSON Lines otherwise."""
+    return read_csv(path) if path.suffix.lower() == ".csv" else read_jsonl(path)
+
+
+def in_dataset_format(path: str | os.PathLike) -> bool:
+    """Whether the file's first line lacks a ``rationale`` column, so it is in a data set's own format (e-SNLI's
+    ``test.jsonl``, ...) rather than the "my explanations" one."""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    first = next(iter(_file_rows(path)), None)
+    return first is not None and "rationale" not in first[1]
 
 
 def read_explanation_rows(path: str | os.PathLike, task: str, column_mapping: Mapping[str, str] | None = None,
@@ -63,14 +64,14 @@ def read_explanation_rows(path: str | os.PathLike, task: str, column_mapping: Ma
     mapping = dict(column_mapping or {})
     needed = [name for name in EXPLANATION_COLUMNS[task] if name != "choices"]  # choices: optional, checked later
     lines, rows = [], []
-    for line, raw in (read_csv(path) if path.suffix.lower() == ".csv" else read_jsonl(path)):
+    for line, raw in _file_rows(path):
         row = {**raw, **{field: raw[column] for field, column in mapping.items() if column in raw}}
         missing = [mapping.get(name, name) for name in needed if name not in row]
         if missing:
             raise DataError(f"{path}, line {line}: missing column(s) {missing}; this line has columns {sorted(raw)}; "
                             f"expected {', '.join(EXPLANATION_COLUMNS[task])} (rename yours with --column-mapping)")
         if "choices" in row:
-            row["choices"] = _choices(row["choices"])
+            row["choices"] = parse_choices(row["choices"])
         if row.get("id") is None:
             row["id"] = f"{path.stem}-{line}"
         lines.append(line)
@@ -131,18 +132,20 @@ def explanation_table(records: Sequence[Mapping[str, Any]], scores: Sequence[flo
     contribution (log-odds); ``raw_informative``: ``False`` where the raw score sits at the baseline's ceiling."""
     raw, centred, calibrated_ = _floats(scores), _floats(label_centred), _floats(calibrated)
     instances = [record.get(INSTANCE_ID) for record in records]
-    ranks = within_instance_ranks(calibrated_ or raw, instances) if any(i is not None for i in instances) else None
     rows = []
     for i, record in enumerate(records):
         found = list(findings[i]) if findings is not None else []
         rows.append({"row": i + 1, "id": record["id"], "instance_id": instances[i], "label": record["label"],
                      "score": raw[i], "label_centred": centred[i] if centred else None,
-                     "calibrated": calibrated_[i] if calibrated_ else None, "rank": ranks[i] if ranks else None,
+                     "calibrated": calibrated_[i] if calibrated_ else None, "rank": None,
                      "why": found[0].short() if found else None,
                      "moved_by": _moved_by(contributions, i) if contributions else None,
                      "findings": [finding.name for finding in found] if findings is not None else None,
                      "raw_informative": None if raw_informative is None else bool(raw_informative[i]),
                      "rationale": record["rationale"]})
+    if any(i is not None for i in instances):  # ranked within each instance the records name
+        for row, rank in zip(rows, within_instance_ranks(calibrated_ or raw, instances), strict=True):
+            row["rank"] = rank
     return rows
 
 
@@ -181,17 +184,30 @@ def _csv_cell(value: Any) -> Any:
     return "; ".join(map(str, value)) if isinstance(value, list) else value
 
 
-def write_explanation_table(rows: Sequence[Mapping[str, Any]], output_dir: str | os.PathLike,
-                            extra: Sequence[Mapping[str, Any]] | None = None) -> tuple[Path, Path]:
-    """``scores.jsonl`` (each table row, merged with ``extra``'s row of the same position) and ``scores.csv`` (the
-    table's columns) in ``output_dir``, written atomically."""
-    output_dir = Path(output_dir)
-    merged = [{**(extra[i] if extra else {}), **row} for i, row in enumerate(rows)]
-    write_jsonl(output_dir / "scores.jsonl", merged)
+def explanation_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The text of ``scores.csv``: the table's columns (:data:`TABLE_COLUMNS`), one line per explanation."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(TABLE_COLUMNS), lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({key: _csv_cell(row.get(key)) for key in TABLE_COLUMNS})
-    write_text(output_dir / "scores.csv", buffer.getvalue())
+    return buffer.getvalue()
+
+
+def write_explanation_table(rows: Sequence[Mapping[str, Any]], output_dir: str | os.PathLike,
+                            extra: Sequence[Mapping[str, Any]] | None = None,
+                            report: Mapping[str, Any] | None = None, report_text: str | None = None,
+                            ) -> tuple[Path, Path]:
+    """``scores.jsonl`` (each table row, merged with ``extra``'s row of the same position) and ``scores.csv`` (the
+    table's columns) in ``output_dir``, and, when given, ``report.json`` (``report``) and ``report.md``
+    (``report_text``): every output of a scored file, each written atomically, in one place."""
+    output_dir = Path(output_dir)
+    merged = [{**(extra[i] if extra else {}), **row} for i, row in enumerate(rows)]
+    table_text = explanation_csv(rows)
+    write_jsonl(output_dir / "scores.jsonl", merged)
+    write_text(output_dir / "scores.csv", table_text)
+    if report is not None:
+        write_json(output_dir / "report.json", report)
+    if report_text is not None:
+        write_text(output_dir / "report.md", report_text)
     return output_dir / "scores.jsonl", output_dir / "scores.csv"

@@ -3,6 +3,7 @@ argument, the example's position, the field and what was expected."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -14,6 +15,20 @@ Locate = Callable[[str, int, "str | None"], str]
 
 
 _TASK_NAMES = {"nli": "an NLI", "qa": "a QA", "yesno": "a yes/no"}
+
+
+def parse_choices(value: Any) -> Any:
+    """The answer choices of a row of a person's file: a CSV cell's JSON list or ``|``-separated string as a list
+    (anything else as it is, for :func:`build_records` to check)."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            pass
+    return [part.strip() for part in text.split("|")] if text else value
 
 
 def _default_locate(kind: str, index: int, key: str | None = None) -> str:

@@ -17,6 +17,7 @@ from transformers import AutoTokenizer
 from larev_hf.data.baseline_builders import baseline_builder_from_config
 from larev_hf.hub.config import BundleConfig
 from larev_hf.modeling import load_evaluator
+from larev_hf.training.nli_judge import NLIJudge
 
 
 class BundleModels:
@@ -64,8 +65,6 @@ class BundleModels:
         """The bundle's NLI judge (:class:`~larev_hf.training.nli_judge.NLIJudge`) from its ``directory``, loaded
         on first use."""
         if self._judge is None:
-            from larev_hf.training.nli_judge import NLIJudge
-
             self._judge = NLIJudge.from_pretrained(self.sources[directory], device=self.device, max_length=256)
         return self._judge
 

@@ -21,13 +21,14 @@ from larev_hf.hub.bundle import EvaluatorBundle
 from larev_hf.hub.console import column_notes, finding_counts, markdown_explanation_table, summary_line
 from larev_hf.hub.explanations import (
     explanation_table,
+    in_dataset_format,
     read_explanation_records,
     scoring_details,
     write_explanation_table,
 )
 from larev_hf.hub.findings import FINDINGS
 from larev_hf.hub.trust import MIN_TRAIN_ROWS_ADVICE, Trust, UntrustedEvaluatorError
-from larev_hf.io import write_json, write_text
+from larev_hf.scores.stats import bootstrap_ci
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +52,6 @@ def check_trust(trust: Trust, name: str, force: bool) -> str | None:
 
 
 def _summary(scores: np.ndarray, n_boot: int = 1000) -> dict[str, Any]:
-    from larev_hf.scores.stats import bootstrap_ci
-
     low, high = bootstrap_ci(scores, n_boot=n_boot, seed=0) if len(scores) > 1 else (None, None)
     return {"mean_score": float(np.mean(scores)), "mean_score_ci95": [low, high]}
 
@@ -104,21 +103,18 @@ def score_file(bundle: EvaluatorBundle, evaluator: str, data_file: str | os.Path
                                        column_mapping=column_mapping, allow_empty=allow_empty, rows=rows,
                                        require_choices=bundle.spec.reads_input and config.task == "qa")
     result = bundle.scoring.score(records, progress=progress, check_labels=True)
-    table = explanation_table(records, result.scores, result.label_centred, result.calibrated,
-                              findings=result.findings, contributions=result.contributions,
-                              raw_informative=result.raw_informative)
     extra = scoring_details(records, result.log_p_rationale, result.log_p_baseline, result.baselines,
                             findings=result.findings, contributions=result.contributions,
                             intercept=result.calibration_intercept)
-    output_dir = Path(output_dir)
-    write_explanation_table(table, output_dir, extra)
+    table = explanation_table(records, result.scores, result.label_centred, result.calibrated,
+                              findings=result.findings, contributions=result.contributions,
+                              raw_informative=result.raw_informative)
     report = {"data_file": str(data_file), "evaluator": evaluator, "method": bundle.config.method,
               "hashcode": result.hashcode, "trust": (trust or Trust(None, None, None, None)).to_dict(),
               "warning": warning, "n_explanations": len(records), **_summary(result.scores),
               "findings": finding_counts(table), "summary": summary_line(table),
               "columns": column_notes(table), "variants": variants, "explanations": table}
-    write_json(output_dir / "report.json", report)
-    write_text(output_dir / "report.md", render_report(report))
+    write_explanation_table(table, output_dir, extra, report, render_report(report))
     return report
 
 
@@ -127,6 +123,7 @@ def score_file_with_run(run_dir: str | os.PathLike, method: str, data_file: str 
                         force: bool = False, progress: bool = True, allow_empty: bool = False) -> dict[str, Any]:
     """:func:`score_file` with the run's ``method`` evaluators, after the run's own report on the explanations and
     their degraded variants (:meth:`larev_hf.pipeline.Run.evaluate_file`) in ``output_dir/variants``."""
+    # here: a file scored by a bundle needs no pipeline (slow to import: docs/architecture.md, "Imports")
     from larev_hf.pipeline import Run
 
     bundle = EvaluatorBundle.from_run(run_dir, method)
@@ -135,19 +132,9 @@ def score_file_with_run(run_dir: str | os.PathLike, method: str, data_file: str 
     run = Run.load(run_dir, progress)
     run.evaluate_file(data_file, Path(output_dir) / "variants", column_mapping)
     rows = None
-    if not column_mapping and _rationale_column_missing(data_file):  # the data set's own format (e-SNLI's, ...)
+    if not column_mapping and in_dataset_format(data_file):  # the data set's own format (e-SNLI's, ...)
         rows = [{k: v for k, v in r.items() if k != "baseline"} for r in run.read_data_file(data_file)]
     return score_file(bundle, f"{run_dir} ({method})", data_file, output_dir, column_mapping=column_mapping,
                       force=force, progress=progress, variants="variants/report.md", rows=rows,
                       allow_empty=allow_empty)
 
-
-def _rationale_column_missing(data_file: str | os.PathLike) -> bool:
-    """Whether the file's first line lacks a ``rationale`` column (so it is in a data set's own format)."""
-    from larev_hf.io import read_csv, read_jsonl
-
-    path = Path(data_file)
-    if not path.is_file():
-        return False
-    first = next(iter(read_csv(path) if path.suffix.lower() == ".csv" else read_jsonl(path)), None)
-    return first is not None and "rationale" not in first[1]

@@ -9,7 +9,7 @@ surface-proof families :mod:`~larev_hf.meta.surface_families`) and the statistic
 :mod:`larev_hf.meta.human` (``human_evaluate``: agreement with judged explanations, read by
 :mod:`~larev_hf.meta.judgments`, scored by :mod:`~larev_hf.meta.human_scoring`, calibrated by
 :mod:`~larev_hf.meta.human_calibration` and reported by :mod:`~larev_hf.meta.human_report`) sit above the run;
-:mod:`~larev_hf.meta.seeds` reads a multi-seed run's AUCs.
+:mod:`~larev_hf.meta.report` reads a multi-seed run's AUCs.
 
 VARIF and FRAME live in :mod:`larev_hf.varif` and :mod:`larev_hf.frame`, and what they share in
 :mod:`larev_hf.explain`. Every name loads on first use (:mod:`larev_hf.lazy`).
@@ -41,13 +41,6 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         spearman,
     )
     from larev_hf.meta.judgments import instance_half, load_judgments
-    from larev_hf.meta.negation_drift import (
-        NEGATORS,
-        drift_family,
-        hf_negation_editor,
-        is_negation_edit,
-        negation_edits,
-    )
     from larev_hf.meta.report import meta_summary, render_meta_markdown, write_meta_report
     from larev_hf.meta.robust_calibration import AttackScores, robustness_shortfalls
     from larev_hf.meta.settings import (
@@ -70,6 +63,7 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
     )
     from larev_hf.meta.suite import (
         FAMILIES,
+        NEGATORS,
         ROW_KEYS,
         STOPWORDS,
         TEMPLATES,
@@ -77,8 +71,12 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         build_suite,
         build_suite_with_skips,
         content_words,
+        drift_family,
+        hf_negation_editor,
+        is_negation_edit,
         load_suite,
         load_user_family,
+        negation_edits,
         template_family,
         write_suite,
     )
@@ -99,11 +97,10 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "EXPECTED_ORDER", "NOT_WORSE_THAN_GOLD", "auc", "auc_ci", "auc_difference_ci", "kendall_tau_b",
         "mean_separation", "paired_win_rate", "summarize_method"
     ),
-    "suite": (
-        "FAMILIES", "ROW_KEYS", "STOPWORDS", "TEMPLATES", "UserFamily", "build_suite", "build_suite_with_skips",
-        "content_words", "load_suite", "load_user_family", "template_family", "write_suite"
-    ),
-    "negation_drift": ("NEGATORS", "drift_family", "hf_negation_editor", "is_negation_edit", "negation_edits"),
+    "suite": ("FAMILIES", "NEGATORS", "ROW_KEYS", "STOPWORDS", "TEMPLATES", "UserFamily", "build_suite",
+              "build_suite_with_skips", "content_words", "drift_family", "hf_negation_editor",
+              "is_negation_edit", "load_suite", "load_user_family", "negation_edits", "template_family",
+              "write_suite"),
     "family_registry": ("FamilyFn", "example_rng", "register_family"),
     "evaluation": ("MetaEvaluation", "meta_evaluate"),
     "report": ("meta_summary", "render_meta_markdown", "write_meta_report"),

@@ -36,14 +36,14 @@ from typing import Any
 
 from larev_hf.data import baseline_builder_from_spec
 from larev_hf.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl
-from larev_hf.meta.negation_drift import drift_family, hf_negation_editor
-from larev_hf.meta.report import assemble_report, meta_summary, scored_rows, write_meta_report
+from larev_hf.meta.report import assemble_report, meta_summary, scored_rows, seed_aucs, write_meta_report
 from larev_hf.meta.robust_calibration import AttackScores
-from larev_hf.meta.seeds import seed_aucs
 from larev_hf.meta.settings import DEFAULT_FAMILIES, REFERENCE, MetaSettings
 from larev_hf.meta.suite import (
     FAMILIES,
     build_suite_with_skips,
+    drift_family,
+    hf_negation_editor,
     load_user_family,
     register_family,
 )

@@ -4,7 +4,7 @@ Every example ``(x, y, r)`` yields one row per family; a family may skip an exam
 negation edit, no content word). Families (letters as in VARIF §4):
 
 - ``gold``: the human rationale ``r`` — the reference every other family is compared with.
-- ``gold_leaky``: ``r`` + ``"The answer is {label}."`` (:data:`~larev_hf.data.variants.LEAKY_TEMPLATE`).
+- ``gold_leaky``: ``r`` + ``"The answer is {label}."`` (:data:`~larev_hf.data.baseline_builders.LEAKY_TEMPLATE`).
 - ``vacuous`` (A): label-free filler, "The answer follows from the evidence provided."
 - ``leak`` (B): states the label verbatim, "The label is entailment."
 - ``circular`` (C): the label justified by itself, "This is entailment because the premise entails the
@@ -17,8 +17,8 @@ A-D draw one of at least five surface templates per task, so no metric passes by
 string. All randomness comes from :func:`example_rng`, seeded by a SHA-256 of ``(seed, family, id)``,
 so a suite is byte-identical across processes and adding a family never changes another's rows.
 
-The templates are in :mod:`larev_hf.meta.templates`, the negation-edit rule of ``drift`` in
-:mod:`larev_hf.meta.negation_drift`, ``padding`` with the surface-proof families in
+The templates are in :mod:`larev_hf.meta.family_registry`; ``drift`` is below (:func:`drift_family`, its rule-based
+edits from :mod:`larev_hf.data.negation`, or an HF text2text model's, :func:`hf_negation_editor`); ``padding`` with the surface-proof families in
 :mod:`larev_hf.meta.surface_families`.
 """
 
@@ -27,27 +27,80 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from larev_hf.data.baseline_builders import make_baseline_builder
+from larev_hf.data.baseline_builders import LEAKY_TEMPLATE, make_baseline_builder
+from larev_hf.data.negation import (  # noqa: F401 - NEGATORS, is_negation_edit: served with drift (larev_hf.meta)
+    NEGATORS,
+    is_negation_edit,
+    negation_edits,
+)
 from larev_hf.data.schema import COLUMNS, validate_example
 from larev_hf.data.vacuous import BaselineBuilder
-from larev_hf.data.variants import LEAKY_TEMPLATE
 from larev_hf.io import DataError, read_jsonl, where, write_jsonl
 from larev_hf.meta.family_registry import (  # noqa: F401 - FAMILIES, FamilyFn, register_family: this module's API
     FAMILIES,
+    STOPWORDS,
+    TEMPLATES,
     WORD,
     FamilyFn,
     example_rng,
     pick_template,
     register_family,
 )
-from larev_hf.meta.negation_drift import drift_family
 from larev_hf.meta.settings import DEFAULT_FAMILIES
-from larev_hf.meta.templates import STOPWORDS, TEMPLATES
+
+
+def drift_family(editor: Callable[[str, np.random.Generator], str | None] | None = None) -> FamilyFn:
+    """Family E: one negation edit of the gold rationale, drawn with the example's rng.
+
+    ``editor(gold, rng)`` is an optional hook (e.g. a wrapped HF text2text pipeline, see ``docs/meta.md``);
+    its output is kept only if :func:`is_negation_edit` accepts it, otherwise the rule-based edit is used.
+    """
+
+    def drift(record: Mapping[str, Any], rng: np.random.Generator, templates: Sequence[str]) -> dict | None:
+        gold = record["rationale"]
+        if editor is not None:
+            edited = editor(gold, rng)
+            if edited and is_negation_edit(gold, edited):
+                return {"template_id": "drift:editor", "rationale": edited}
+        edits = negation_edits(gold)
+        if not edits:
+            return None
+        op, edited = edits[int(rng.integers(len(edits)))]
+        return {"template_id": f"drift:{op}", "rationale": edited}
+
+    return drift
+
+
+def hf_negation_editor(model_name_or_path: str, prompt: str = "Negate the main claim of this sentence: {rationale}",
+                       max_new_tokens: int = 96, device: str | None = None) -> Callable[[str, np.random.Generator], str]:
+    """An ``editor`` for :func:`drift_family` from an HF text2text model, by Hub name (e.g. ``"google/flan-t5-large"``)
+    or local path: greedy decoding of ``prompt`` (deterministic, so the suite stays byte-identical for a seed).
+
+    VARIF §4 (E) allows "an LLM minimal edit"; the output is used only when :func:`is_negation_edit` accepts it, so a
+    model that rewrites more than one negation falls back to the rule-based edit (``template_id`` says which).
+    """
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_name_or_path)
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_name_or_path).eval()
+    if device is not None:
+        model.to(device)
+
+    def editor(gold: str, rng: np.random.Generator) -> str:
+        import torch
+
+        inputs = tokenizer(prompt.format(rationale=gold), return_tensors="pt", truncation=True).to(model.device)
+        with torch.no_grad():
+            output = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False)
+        return tokenizer.decode(output[0], skip_special_tokens=True).strip()
+
+    return editor
+
 
 logger = logging.getLogger(__name__)
 

@@ -36,8 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from larev_hf.meta.family_registry import WORD, pick_template, register_family
-from larev_hf.meta.templates import STOPWORDS
+from larev_hf.meta.family_registry import STOPWORDS, WORD, pick_template, register_family
 
 #: Surface templates of the input copies: family → task → templates. Fields: ``{premise}``, ``{hypothesis}``,
 #: ``{question}`` as written (a final period added where there is none), and ``{..._clause}``: without the final punctuation and with a lower-case first letter.

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from larev_hf.methods.base import Method, MethodResult, RunContext, RunSettings, Stage
+from larev_hf.methods.registry import get_method, method_names
 from larev_hf.methods.simulatability import SIMULATORS, simulator_correctness
 from larev_hf.scores import summarize_variants
 
@@ -73,8 +74,6 @@ class HeuristicBaseline(Method):
 def text_models(features: Sequence[str], context: RunContext) -> dict[str, dict[str, Any]]:
     """The calibration states of the metric baselines among ``features`` that need more than the text
     (:attr:`HeuristicBaseline.needs_state`), read from the run ``context``."""
-    from larev_hf.methods.registry import get_method, method_names
-
     return {name: get_method(name).calibration_state(context) for name in features
             if name in method_names() and getattr(get_method(name), "needs_state", False)}
 

@@ -17,7 +17,6 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         resolve_device,
         save_evaluator,
     )
-    from larev_hf.modeling.generation import generate_texts
     from larev_hf.modeling.input_formats import INPUT_FORMATS, InputFormat, get_input_format, task_text
     from larev_hf.modeling.presets import (
         KIND_DEFAULTS,
@@ -29,7 +28,13 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         is_pretrained,
         training_defaults,
     )
-    from larev_hf.modeling.scoring import LabelScores, choice_scores, predict_choices, score_labels
+    from larev_hf.modeling.scoring import (
+        LabelScores,
+        choice_scores,
+        generate_texts,
+        predict_choices,
+        score_labels,
+    )
 
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -37,7 +42,6 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                 "is_pretrained", "training_defaults"),
     "backbones": ("build_model", "build_tokenizer", "check_backbone", "hub_offline", "load_evaluator", "resolve_device",
                   "save_evaluator"),
-    "scoring": ("LabelScores", "choice_scores", "predict_choices", "score_labels"),
-    "generation": ("generate_texts",),
+    "scoring": ("LabelScores", "choice_scores", "generate_texts", "predict_choices", "score_labels"),
     "input_formats": ("INPUT_FORMATS", "InputFormat", "get_input_format", "task_text"),
 })

@@ -1,4 +1,6 @@
-"""Batched label scoring: log p(y | input) of a seq2seq evaluator under teacher forcing.
+"""Batched inference with a seq2seq model: label scoring, log p(y | input) under teacher forcing, and generation
+(:func:`generate_texts`, the one loop the self-rationalizer, FRAME's label reader and the text2text explanation
+generator share).
 
 One routine serves every metric (REV, LAREV, RoRA, accuracy). For each (input, label) pair it
 returns the sum, the mean and the count of the label's token log-probabilities, where the
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -178,3 +181,36 @@ def predict_choices(
     """Index of the most probable choice per input (argmax over the choices' label log-probabilities)."""
     return [int(np.argmax(row)) for row in choice_scores(model, tokenizer, inputs, choices, reduction=reduction,
                                                           **score_kwargs)]
+
+
+def generate_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, batch_size: int = 64,
+                   max_new_tokens: int = 64, decoder_prefixes: Sequence[Sequence[int]] | None = None,
+                   **generate_kwargs: Any) -> list[str]:
+    """Decode an output for every text (greedy unless ``generate_kwargs`` say otherwise), in input order.
+
+    Inputs are batched by length, so little of a batch is padding. ``decoder_prefixes`` (one id list per text) forces
+    each output's first tokens (e.g. a label prefix); batches then hold prefixes of one length, so they need no padding.
+    """
+    import torch
+
+    prefix_length = [len(p) for p in decoder_prefixes] if decoder_prefixes is not None else [0] * len(texts)
+    order = sorted(range(len(texts)), key=lambda i: (prefix_length[i], len(texts[i])))
+    settings = {"do_sample": False, "num_beams": 1, **generate_kwargs, "max_new_tokens": max_new_tokens}
+    outputs = [""] * len(texts)
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        start = 0
+        while start < len(order):
+            batch = [i for i in order[start : start + batch_size] if prefix_length[i] == prefix_length[order[start]]]
+            start += len(batch)
+            encoded = tokenizer([texts[i] for i in batch], return_tensors="pt", padding=True, truncation=True)
+            extra = {}
+            if decoder_prefixes is not None:
+                extra["decoder_input_ids"] = torch.tensor([list(decoder_prefixes[i]) for i in batch], device=model.device)
+            generated = model.generate(input_ids=encoded["input_ids"].to(model.device),
+                                       attention_mask=encoded["attention_mask"].to(model.device), **extra, **settings)
+            for i, text in zip(batch, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
+                outputs[i] = text
+    model.train(was_training)
+    return outputs

@@ -6,8 +6,8 @@
   sees it (the :class:`~larev_hf.methods.RunContext` of every method's stages and scoring);
 - :mod:`~larev_hf.pipeline.stages`: the run's own stages (``data``, ``tokenizer``), every method's stages, the data
   inputs a resume checks;
-- :mod:`~larev_hf.pipeline.scoring`: scoring records per method and evaluator seed, and combining the seeds;
-- :mod:`~larev_hf.pipeline.reporting`: the report of a scoring.
+- :mod:`~larev_hf.pipeline.scoring`: scoring records per method and evaluator seed, combining the seeds, and the
+  report of a scoring.
 
 Every name loads on first use (:mod:`larev_hf.lazy`).
 """

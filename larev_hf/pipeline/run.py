@@ -6,7 +6,7 @@ own stages are ``data`` and ``tokenizer`` (:mod:`larev_hf.pipeline.stages`); eac
 from the registry (REV: ``phi_base``, ``phi``; LAREV: + ``ig``, ``environments``, ``probe``, ``phi_la`` and the
 ablations of table 5.6; RoRA: ``rora_*``; LAS/RQ: ``simulators``), a stage shared by several methods running once;
 then ``score-<methods>`` (:mod:`larev_hf.pipeline.scoring`) and ``report-<methods>``
-(:mod:`larev_hf.pipeline.reporting`). :class:`~larev_hf.runner.StageRunner` does the bookkeeping (markers, resume,
+(:mod:`larev_hf.pipeline.scoring`). :class:`~larev_hf.runner.StageRunner` does the bookkeeping (markers, resume,
 ``until``).
 """
 
@@ -22,8 +22,13 @@ from larev_hf.io import read_json, write_jsonl
 from larev_hf.methods import get_method, method_names
 from larev_hf.methods.larev import LarevSettings
 from larev_hf.modeling import check_backbone
-from larev_hf.pipeline.reporting import stage_report, write_run_report
-from larev_hf.pipeline.scoring import combine_seeds, score_records, stage_score
+from larev_hf.pipeline.scoring import (
+    combine_seeds,
+    score_records,
+    stage_report,
+    stage_score,
+    write_run_report,
+)
 from larev_hf.pipeline.stages import RUN_STAGES, data_inputs, drop_training_checkpoints, method_stages
 from larev_hf.pipeline.view import RunView
 from larev_hf.runner import StageRunner

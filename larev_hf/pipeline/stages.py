@@ -13,7 +13,7 @@ import shutil
 
 from larev_hf.config import RunConfig
 from larev_hf.data import add_baselines, add_variants, baseline_builder_from_spec, load_examples, source_files
-from larev_hf.data.variants import build_variants
+from larev_hf.data.baseline_builders import build_variants
 from larev_hf.io import DataError, file_sha256, write_json, write_jsonl
 from larev_hf.methods import Stage, get_method
 from larev_hf.modeling import build_tokenizer, is_preset

@@ -26,11 +26,12 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         shared_label_set,
         train_classifier,
     )
-    from larev_hf.rora.config import NORMALIZATIONS, RoRAConfig
     from larev_hf.rora.detector import DetectorSettings, FastTextClassifier, LeakageDetector
     from larev_hf.rora.evaluator import (
+        NORMALIZATIONS,
         CandidateCollator,
         LabelSetIRMLoss,
+        RoRAConfig,
         RoRAScorer,
         RoRATrainer,
         counterfactual_dataset,
@@ -40,14 +41,6 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         train_theta,
     )
     from larev_hf.rora.fit import RoRAFit, fit_rora, mask_rationales, tokenizer_texts
-    from larev_hf.rora.formats import (
-        RORA_FORMAT,
-        baseline_input,
-        evaluator_input,
-        infiller_input,
-        span_target,
-        task_text,
-    )
     from larev_hf.rora.infiller import (
         Counterfactuals,
         add_sentinel_tokens,
@@ -59,7 +52,19 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
         save_counterfactuals,
         train_infiller,
     )
-    from larev_hf.rora.masking import MaskedRationale, load_masked, merge_spans, save_masked, sentinel
+    from larev_hf.rora.masking import (
+        RORA_FORMAT,
+        MaskedRationale,
+        baseline_input,
+        evaluator_input,
+        infiller_input,
+        load_masked,
+        merge_spans,
+        save_masked,
+        sentinel,
+        span_target,
+        task_text,
+    )
     from larev_hf.rora.ngrams import NGramVocab, extract_ngrams
     from larev_hf.rora.settings import RoRASettings, evaluator_backbone, phi_groups_per_batch
 
@@ -67,15 +72,15 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "classifier": ("MINILM", "ClassifierIRMLoss", "RoRAClassifierScorer", "build_classifier", "classifier_dataset",
                    "classifier_labels", "shared_label_set", "train_classifier"),
-    "config": ("NORMALIZATIONS", "RoRAConfig"),
     "detector": ("DetectorSettings", "FastTextClassifier", "LeakageDetector"),
-    "evaluator": ("CandidateCollator", "LabelSetIRMLoss", "RoRAScorer", "RoRATrainer", "counterfactual_dataset",
-                  "label_set_irm_penalty", "train_phi", "train_plain_evaluator", "train_theta"),
+    "evaluator": ("CandidateCollator", "LabelSetIRMLoss", "NORMALIZATIONS", "RoRAConfig", "RoRAScorer",
+                  "RoRATrainer", "counterfactual_dataset", "label_set_irm_penalty", "train_phi",
+                  "train_plain_evaluator", "train_theta"),
     "fit": ("RoRAFit", "fit_rora", "mask_rationales", "tokenizer_texts"),
-    "formats": ("RORA_FORMAT", "baseline_input", "evaluator_input", "infiller_input", "span_target", "task_text"),
     "infiller": ("Counterfactuals", "add_sentinel_tokens", "build_infiller", "generate_counterfactuals",
                  "infiller_pairs", "load_counterfactuals", "parse_fills", "save_counterfactuals", "train_infiller"),
-    "masking": ("MaskedRationale", "load_masked", "merge_spans", "save_masked", "sentinel"),
+    "masking": ("MaskedRationale", "RORA_FORMAT", "baseline_input", "evaluator_input", "infiller_input",
+                "load_masked", "merge_spans", "save_masked", "sentinel", "span_target", "task_text"),
     "ngrams": ("NGramVocab", "extract_ngrams"),
     "settings": ("RoRASettings", "evaluator_backbone", "phi_groups_per_batch"),
 })

@@ -29,8 +29,8 @@ from transformers import (
 from larev_hf.io import DataError, where
 from larev_hf.modeling.backbones import minilm_tokenizer_path, sequence_classifier
 from larev_hf.rora.evaluator import RoRATrainer
-from larev_hf.rora.formats import baseline_input, evaluator_input
 from larev_hf.rora.infiller import Counterfactuals
+from larev_hf.rora.masking import baseline_input, evaluator_input
 from larev_hf.rora.settings import RORA_GROUPS_PER_BATCH
 from larev_hf.scores.cvi import CVIScores
 from larev_hf.training.irm_trainer import train_irm

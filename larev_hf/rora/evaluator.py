@@ -15,15 +15,15 @@ RoRA §3.3:
 - RoRA(r) = log p_Φ(y | x, r) − log p_Θ(y | x, ∅) per example; the corpus score is the mean (eq. 9).
 
 Training reuses LAREV's :class:`~larev_hf.training.IRMProbeTrainer` (environment-grouped batches,
-linear penalty warm-up, logged ``irm/penalty`` and ``env/<e>/loss``) with the probe switched off and
-the loss module below; scoring reuses :class:`~larev_hf.scores.ConditionalVScorer`.
+linear penalty warm-up, logged ``irm/penalty`` and ``env/<e>/loss``) with the probe switched off, its config
+(:class:`RoRAConfig`: LAREV's plus the normalisation) and the loss module below; scoring reuses :class:`~larev_hf.scores.ConditionalVScorer`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import datasets
@@ -35,12 +35,11 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.citations import bibtex
 from larev_hf.io import DataError, where
-from larev_hf.rora.config import NORMALIZATIONS, RoRAConfig
-from larev_hf.rora.formats import RORA_FORMAT, baseline_input, evaluator_input, task_text
 from larev_hf.rora.infiller import Counterfactuals
+from larev_hf.rora.masking import RORA_FORMAT, baseline_input, evaluator_input, task_text
 from larev_hf.scores.cvi import ConditionalVScorer, CVIScores
 from larev_hf.training.collator import EnvironmentCollator
-from larev_hf.training.irm_trainer import IRMProbeTrainer, train_irm
+from larev_hf.training.irm_trainer import IRMProbeConfig, IRMProbeTrainer, train_irm
 from larev_hf.training.losses import (
     IRMProbeLoss,
     LossParts,
@@ -50,6 +49,32 @@ from larev_hf.training.losses import (
 )
 from larev_hf.training.seq2seq import tokenize_pairs, train_on_records
 from larev_hf.training.settings import IRMArguments, TrainSettings
+
+#: Over what the penalty's probability is normalised: the example's candidate labels (eq. 7) or the vocabulary.
+NORMALIZATIONS = ("label_set", "vocab")
+
+
+@dataclass
+class RoRAConfig(IRMProbeConfig):
+    r"""
+    Configuration for [`RoRATrainer`]: :class:`~larev_hf.training.IRMProbeConfig` (λ, warm-up, environment and group
+    columns) plus the normalisation of RoRA eq. 7. RoRA has no probe: ``lambda_probe`` must stay 0.
+
+    Parameters that control the objective:
+        normalization (`str`, *optional*, defaults to `"label_set"`):
+            The penalty's probability renormalised over the example's candidate labels (eq. 7) or, ``"vocab"``, the
+            full-vocabulary NLL (LAREV's IRMv1).
+    """
+
+    normalization: str = field(default=NORMALIZATIONS[0], metadata={
+        "help": "the IRM penalty's probability over the candidate labels (label_set, RoRA eq. 7) or the vocabulary",
+        "choices": NORMALIZATIONS})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.normalization not in NORMALIZATIONS:
+            raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {self.normalization!r}")
+
 
 CITATION = bibtex("jiang-etal-2024-rora")
 

@@ -21,7 +21,6 @@ from larev_hf.modeling.backbones import build_model, build_tokenizer
 from larev_hf.modeling.presets import fill_backbone_defaults, is_preset
 from larev_hf.rora.detector import DetectorSettings, LeakageDetector
 from larev_hf.rora.evaluator import RoRAScorer, counterfactual_dataset, train_phi, train_theta
-from larev_hf.rora.formats import TEMPLATE_WORDS, task_text
 from larev_hf.rora.infiller import (
     Counterfactuals,
     build_infiller,
@@ -29,7 +28,7 @@ from larev_hf.rora.infiller import (
     save_counterfactuals,
     train_infiller,
 )
-from larev_hf.rora.masking import MaskedRationale, save_masked
+from larev_hf.rora.masking import TEMPLATE_WORDS, MaskedRationale, save_masked, task_text
 from larev_hf.rora.settings import (
     GENERATION_BATCH_SIZE,
     INFILLER_MAX_LENGTH,

@@ -27,8 +27,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from larev_hf.io import read_jsonl, write_jsonl
 from larev_hf.modeling.backbones import build_model, resize_vocabulary
 from larev_hf.modeling.scoring import pad_rows
-from larev_hf.rora.formats import infiller_input, span_target
-from larev_hf.rora.masking import NUM_SENTINELS, MaskedRationale, sentinel
+from larev_hf.rora.masking import NUM_SENTINELS, MaskedRationale, infiller_input, sentinel, span_target
 from larev_hf.training.seq2seq import train_seq2seq
 from larev_hf.training.settings import TrainSettings
 

@@ -1,9 +1,21 @@
-"""Masked rationales: the leaking spans a detector chose, replaced by T5 span sentinels (RoRA §3.1-§3.2).
+"""RoRA's texts: masked rationales (the leaking spans a detector chose, replaced by T5 span sentinels, RoRA §3.1-§3.2)
+and the formats its models read and write.
 
 The chosen n-grams (:meth:`larev_hf.rora.LeakageDetector.select`) merge into spans where they overlap or are
 adjacent (:func:`merge_spans`); span k becomes the sentinel ``<extra_id_k>``, the span-corruption format the
 label-conditioned infiller is trained on (:mod:`larev_hf.rora.infiller`), which writes one counterfactual rationale
 per label by filling them (:meth:`MaskedRationale.fill`).
+
+The formats, from the authors' released StrategyQA code (``shared/REFERENCE-IMPLEMENTATIONS.md``):
+
+- infiller (RoRA §3.2): ``"answer: {label} question: {q} rationale: {masked r}"`` → the masked spans in
+  T5's span-corruption format ``"<extra_id_0> span0 <extra_id_1> span1 <extra_id_2>"`` (:func:`span_target`);
+- evaluator Φ (eq. 7): ``"question: {q} rationale: {r}"`` → the label;
+- baseline Θ (eq. 8): the same text with an EMPTY rationale, ``"question: {q} rationale:"``.
+
+``x`` is ``"question: {q}"`` for yes/no questions (exactly the released format), ``"question: {q}
+options: (1) {c1} (2) {c2} ..."`` for multiple-choice QA (the released ECQA evaluator also lists the
+options) and ``"premise: {p} hypothesis: {h}"`` for NLI.
 """
 
 from __future__ import annotations
@@ -14,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from larev_hf.io import read_jsonl, write_jsonl
+from larev_hf.modeling.input_formats import RORA_FORMAT, task_text
 from larev_hf.rora.ngrams import NGram
 
 SENTINEL = "<extra_id_{}>"
@@ -87,3 +100,30 @@ def save_masked(path: str | os.PathLike, ids: Sequence[str], masked: Sequence[Ma
 def load_masked(path: str | os.PathLike) -> dict[str, MaskedRationale]:
     """Read a file written by :func:`save_masked` into ``{id: MaskedRationale}``."""
     return {row["id"]: MaskedRationale.from_dict(row) for _, row in read_jsonl(path)}
+
+
+INFILLER_TEMPLATE = "answer: {label} {x} rationale: {rationale}"
+#: The words the templates add to every input (for training a preset tokenizer on RoRA's texts).
+TEMPLATE_WORDS = "answer: question: options: rationale: premise: hypothesis:"
+
+
+def evaluator_input(record: Mapping[str, Any], rationale: str) -> str:
+    """Φ's encoder text: ``"{x} rationale: {r}"`` (RoRA eq. 7)."""
+    return RORA_FORMAT.rationale_input(rationale, task_text(record))
+
+
+def baseline_input(record: Mapping[str, Any]) -> str:
+    """Θ's encoder text: x with an empty rationale, ``"{x} rationale:"`` (RoRA eq. 8)."""
+    return RORA_FORMAT.baseline_input(task_text(record))
+
+
+def infiller_input(record: Mapping[str, Any], label: str, masked_rationale: str) -> str:
+    """The infiller's encoder text for candidate ``label`` (RoRA §3.2: y ⊕ x ⊕ masked r)."""
+    return INFILLER_TEMPLATE.format(label=label, x=task_text(record), rationale=masked_rationale.strip())
+
+
+def span_target(originals: Sequence[str]) -> str:
+    """T5 span-corruption target: each masked span after its sentinel, closed by the next sentinel."""
+    pieces = [f"{sentinel(k)} {text.strip()}" for k, text in enumerate(originals)]
+    return " ".join([*pieces, sentinel(len(originals))])
+

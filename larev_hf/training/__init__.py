@@ -11,8 +11,7 @@ from larev_hf.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and type checkers
     from larev_hf.training.collator import EnvironmentCollator
-    from larev_hf.training.irm_config import IRMProbeConfig
-    from larev_hf.training.irm_trainer import IRMProbeTrainer, train_irm
+    from larev_hf.training.irm_trainer import IRMProbeConfig, IRMProbeTrainer, train_irm
     from larev_hf.training.losses import IRMProbeLoss, PenaltyWeights, irm_loss_parts, irm_penalty, label_nll
     from larev_hf.training.nli_judge import NLIJudge, explained_premise, train_esnli_judge, train_nli_judge
     from larev_hf.training.sampler import (
@@ -42,8 +41,7 @@ if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "settings": ("PENALTY_WARMUP_RATIO", "IRMArguments", "TrainSettings", "trainer_field", "trainer_values"),
     "collator": ("EnvironmentCollator",),
-    "irm_config": ("IRMProbeConfig",),
-    "irm_trainer": ("IRMProbeTrainer", "train_irm"),
+    "irm_trainer": ("IRMProbeConfig", "IRMProbeTrainer", "train_irm"),
     "losses": ("IRMProbeLoss", "PenaltyWeights", "irm_loss_parts", "irm_penalty", "label_nll"),
     "nli_judge": ("NLIJudge", "explained_premise", "train_esnli_judge", "train_nli_judge"),
     "sampler": ("EnvironmentGroupBatchSampler", "GroupOrderSampler", "LengthGroupedShuffledSampler",

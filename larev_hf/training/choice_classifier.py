@@ -15,8 +15,7 @@ import datasets
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from larev_hf.modeling.choice_classifier import ChoiceCollator
-from larev_hf.training.irm_config import IRMProbeConfig
-from larev_hf.training.irm_trainer import IRMProbeTrainer, train_irm
+from larev_hf.training.irm_trainer import IRMProbeConfig, IRMProbeTrainer, train_irm
 from larev_hf.training.losses import IRMProbeLoss, LossParts, PenaltyWeights, irm_loss_parts, irm_penalty
 from larev_hf.training.settings import LIBRARY_TOKEN_REDUCTION, IRMArguments, TrainSettings
 

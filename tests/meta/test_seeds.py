@@ -12,7 +12,7 @@ import pytest
 
 from larev_hf.methods import get_method
 from larev_hf.pipeline import Run, RunConfig
-from larev_hf.scores.seeds import ensemble_scores, seed_summary, two_level_bootstrap
+from larev_hf.scores.stats import ensemble_scores, seed_summary, two_level_bootstrap
 
 
 def test_the_two_level_bootstrap_equals_the_enumerated_distribution() -> None:

@@ -121,8 +121,8 @@ def test_a_local_larev_module_in_the_working_directory_comes_first(tmp_path) -> 
 
 
 def test_the_start_up_hook_imports_nothing_and_waits_for_evaluate(tmp_path) -> None:
-    """What every interpreter of the environment runs at start-up: the package's __init__ and the hook module only,
-    no cache written until evaluate is imported."""
+    """What every interpreter of the environment runs at start-up: the package's __init__ (with its lazy table,
+    ``larev_hf.lazy``) and the hook module only, no cache written until evaluate is imported."""
     script = ("import os, sys; before = set(sys.modules); import larev_hf.evaluate_names as h; h.install(); "
               "new = sorted(set(sys.modules) - before); armed = sys.meta_path[0] is h._SeedOnEvaluateImport; "
               "import json; print(json.dumps([new, armed]))")
@@ -131,7 +131,7 @@ def test_the_start_up_hook_imports_nothing_and_waits_for_evaluate(tmp_path) -> N
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
     imported, armed = json.loads(done.stdout)
-    assert set(imported) <= {"__future__", "larev_hf", "larev_hf.evaluate_names"} and armed
+    assert set(imported) <= {"__future__", "larev_hf", "larev_hf.lazy", "larev_hf.evaluate_names"} and armed
     assert not (tmp_path / "modules").exists()
     disabled = subprocess.run([sys.executable, "-S", "-c", script], cwd=tmp_path / "elsewhere",
                               env={**env, evaluate_names.DISABLE_ENV: "0"}, capture_output=True, text=True, timeout=60)

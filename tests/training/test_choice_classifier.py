@@ -90,7 +90,7 @@ def test_training_moves_the_gold_choice_up_and_the_saved_model_scores_the_same(t
     from transformers import AutoModelForMultipleChoice
 
     from larev_hf.training.choice_classifier import ChoiceTrainer, train_choice_classifier
-    from larev_hf.training.irm_config import IRMProbeConfig
+    from larev_hf.training.irm_trainer import IRMProbeConfig
     from larev_hf.training.settings import TrainSettings
 
     model, tokenizer = build_choice_classifier(seed=0)

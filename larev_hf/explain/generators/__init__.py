@@ -18,20 +18,33 @@ explain a perturbed input they have not seen, so R is omitted for them.
 methods that need them. The package holds the protocol and its shared checks (``base``), the fixed rationales
 (``fixed``), the templates (``templates``), the extractive heuristics (``extractive``), the model-based generators
 (``models``) and the spec parser (``specs``); every public name is importable from here.
+
+Names load on first use (:mod:`larev_hf.lazy`), each with its submodule.
 """
 
-from larev_hf.explain.generators.base import ExplanationGenerator, raw_input_text, resolve_labels
-from larev_hf.explain.generators.extractive import RandomKGenerator, TfidfTopKGenerator
-from larev_hf.explain.generators.fixed import GoldGenerator, JsonlGenerator
-from larev_hf.explain.generators.models import (
-    DEFAULT_PROMPT,
-    SelfRationalizerGenerator,
-    Text2TextGenerator,
-    build_prompt,
-)
-from larev_hf.explain.generators.specs import SPEC_FORMS, build_generator
-from larev_hf.explain.generators.templates import TEMPLATE_FAMILIES, TemplateGenerator
+from typing import TYPE_CHECKING
 
-__all__ = ["DEFAULT_PROMPT", "SPEC_FORMS", "TEMPLATE_FAMILIES", "ExplanationGenerator", "GoldGenerator",
-           "JsonlGenerator", "RandomKGenerator", "SelfRationalizerGenerator", "TemplateGenerator", "Text2TextGenerator",
-           "TfidfTopKGenerator", "build_generator", "build_prompt", "raw_input_text", "resolve_labels"]
+from larev_hf.lazy import lazy_exports
+
+if TYPE_CHECKING:  # what the lazy table below serves, spelled out for IDEs and type checkers
+    from larev_hf.explain.generators.base import ExplanationGenerator, raw_input_text, resolve_labels
+    from larev_hf.explain.generators.extractive import RandomKGenerator, TfidfTopKGenerator
+    from larev_hf.explain.generators.fixed import GoldGenerator, JsonlGenerator
+    from larev_hf.explain.generators.models import (
+        DEFAULT_PROMPT,
+        SelfRationalizerGenerator,
+        Text2TextGenerator,
+        build_prompt,
+    )
+    from larev_hf.explain.generators.specs import SPEC_FORMS, build_generator
+    from larev_hf.explain.generators.templates import TEMPLATE_FAMILIES, TemplateGenerator
+
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "base": ("ExplanationGenerator", "raw_input_text", "resolve_labels"),
+    "extractive": ("RandomKGenerator", "TfidfTopKGenerator"),
+    "fixed": ("GoldGenerator", "JsonlGenerator"),
+    "models": ("DEFAULT_PROMPT", "SelfRationalizerGenerator", "Text2TextGenerator", "build_prompt"),
+    "specs": ("SPEC_FORMS", "build_generator"),
+    "templates": ("TEMPLATE_FAMILIES", "TemplateGenerator"),
+})

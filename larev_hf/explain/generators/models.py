@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from larev_hf.explain.generators.base import resolve_labels
 from larev_hf.explain.task_model import parse_self_rationalization
 from larev_hf.modeling import resolve_device
-from larev_hf.modeling.generation import generate_texts
 from larev_hf.modeling.input_formats import task_text
+from larev_hf.modeling.scoring import generate_texts
 
 if TYPE_CHECKING:
     from larev_hf.explain.task_model import SelfRationalizer
