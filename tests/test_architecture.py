@@ -98,7 +98,7 @@ def test_the_package_docstring_gives_the_rooms_in_the_tables_order() -> None:
 #: an import cost off a light path (`larev-hf --help`, a file checked before torch loads, a bundle loaded without the
 #: pipeline).
 LOCAL_IMPORTS = ("cli/commands/", "methods/", "training/settings.py", "rora/settings.py", "evaluators/loading.py",
-                 "evaluators/published.py", "hub/findings.py", "hub/scoring.py", "hub/construct.py",
+                 "evaluators/published.py", "hub/findings.py", "hub/construct.py",
                  "hub/score_file.py", "training/nli_judge.py")
 
 

@@ -24,6 +24,8 @@ from larev_hf.hub.inputs import INSTANCE_ID, build_records
 from larev_hf.hub.models import BundleModels
 from larev_hf.io import DataError
 from larev_hf.methods import Method, get_method, text_features
+from larev_hf.modeling.input_formats import get_input_format
+from larev_hf.modeling.scoring import MAX_INPUT_TOKENS
 from larev_hf.scores.calibration import Calibration
 from larev_hf.scores.ranking import within_instance_ranks
 
@@ -242,9 +244,6 @@ class BundleScoring:
     def input_tokens(self, records: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, int] | None:
         """Per record with its baseline, the evaluator's encoder input (r ⊕ b) in tokens, and how many scoring keeps
         (longer inputs are truncated); ``None`` for bundles that read x instead of b."""
-        from larev_hf.modeling.input_formats import get_input_format
-        from larev_hf.modeling.scoring import MAX_INPUT_TOKENS
-
         if self.bundle.spec.reads_input:
             return None
         tokenizer, fmt = self.bundle.models.tokenizer, get_input_format(self.bundle.config.input_format)
