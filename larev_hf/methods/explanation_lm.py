@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from larev_hf.data import load_examples
 from larev_hf.methods.base import RunSettings
 from larev_hf.methods.heuristics import HeuristicBaseline, input_text
 from larev_hf.methods.settings import help_field
@@ -125,6 +124,8 @@ def training_records(context: Any, corpus: str) -> list[dict[str, Any]]:
     docs/human.md, "Candidate recipes for the calibrated score")."""
     if corpus == "run":
         return context.split_records("train")
+    from larev_hf.data import load_examples
+
     data = context.config.data
     return load_examples(data.dataset, data.data_dir, "train", **data.loader_options).to_list()
 
