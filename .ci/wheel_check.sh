@@ -36,7 +36,7 @@ echo "built $(basename "$wheel") and $(basename "$(ls "$work"/dist/larev_hf-*.ta
 # them again (3 of this check's 5 minutes): the wheel itself is still installed alone (--no-deps), that directory's
 # .pth files, the source tree's editable install among them, are not read, and `pip check` proves the installed
 # packages satisfy every requirement the wheel declares.
-python3 -m venv "$work/wheel-venv"
+python3 -m venv --clear "$work/wheel-venv"  # a work directory used before must not keep an older install
 . "$work/wheel-venv/bin/activate"
 if [[ -n "${WHEEL_CHECK_DEPENDENCIES_FROM:-}" ]]; then
     site_packages=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
