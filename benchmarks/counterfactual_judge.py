@@ -16,7 +16,9 @@ A judge already in ``--judges/counterfactual-<N>`` is reused; ``--judges/pairs-a
 ``nli_judge_size.py`` trains it when missing.
 
 Internals: ``larev_hf.data.negation.negation_edits``, the rule-based edits of VARSuite's ``drift`` (the experiment
-trains on them); ``larev_hf.training.nli_judge.JUDGE_LABELS``, the judge's head order, which the trained labels follow.
+trains on them); ``larev_hf.training.nli_judge``'s ``JUDGE_LABELS`` (the judge's head order, which the trained labels
+follow), ``METRICS_FILE`` and ``is_finished_judge`` (the trained judge is written and reused as ``larev-hf nli-train``
+writes and reuses its own).
 """
 
 from __future__ import annotations
@@ -32,10 +34,10 @@ from nli_judge_size import judge_figures
 
 from larev_hf.data import load_examples
 from larev_hf.data.negation import negation_edits
-from larev_hf.io import write_json
+from larev_hf.io import read_json, write_json
 from larev_hf.meta import build_suite
 from larev_hf.training import NLIJudge, train_esnli_judge
-from larev_hf.training.nli_judge import JUDGE_LABELS, explained_premise
+from larev_hf.training.nli_judge import JUDGE_LABELS, METRICS_FILE, explained_premise, is_finished_judge
 
 
 def counterfactual_pairs(train: list[dict[str, Any]], pairs: int, seed: int = 0) -> dict[str, list]:
@@ -43,11 +45,10 @@ def counterfactual_pairs(train: list[dict[str, Any]], pairs: int, seed: int = 0)
     (``negative`` 1), drawn with ``seed``."""
     rng = np.random.default_rng(seed)
     kept = set(rng.choice(len(train), size=pairs, replace=False).tolist())
-    editable = [record for record in train if negation_edits(record["rationale"])]
+    editable = [(record, edits) for record in train if (edits := negation_edits(record["rationale"]))]
     rows = [(record, record["rationale"], 0) for i, record in enumerate(train) if i in kept]
     for k in rng.choice(len(editable), size=pairs, replace=False):
-        record = editable[k]
-        edits = negation_edits(record["rationale"])
+        record, edits = editable[k]
         rows.append((record, edits[int(rng.integers(len(edits)))][1], 1))
     index = {label: i for i, label in enumerate(JUDGE_LABELS)}
     return {"premises": [explained_premise(r["premise"], text) for r, text, _ in rows],
@@ -55,8 +56,10 @@ def counterfactual_pairs(train: list[dict[str, Any]], pairs: int, seed: int = 0)
             "labels": [index[r["label"]] for r, _, _ in rows], "negative": [negative for _, _, negative in rows]}
 
 
-def train_counterfactual(base: Path, output: Path, pairs: dict[str, list], learning_rate: float = 2e-5) -> float:
-    """One epoch of ``base`` on ``pairs``: cross-entropy on the pairs as written, unlikelihood on the toggled ones."""
+def train_counterfactual(base: Path, output: Path, pairs: dict[str, list], learning_rate: float = 2e-5) -> None:
+    """One epoch of ``base`` on ``pairs``: cross-entropy on the pairs as written, unlikelihood on the toggled ones;
+    ``output`` gets the judge and its ``nli_metrics.json`` (it reads explanations; training seconds), as
+    ``larev-hf nli-train`` writes them, so ``NLIJudge.from_pretrained`` and ``is_finished_judge`` read it as theirs."""
     import datasets
     import torch
     from transformers import (
@@ -90,8 +93,9 @@ def train_counterfactual(base: Path, output: Path, pairs: dict[str, list], learn
     seconds = time.perf_counter() - started
     trainer.model.save_pretrained(output)
     tokenizer.save_pretrained(output)
+    write_json(output / METRICS_FILE, {"reads_explanations": True, "train_seconds": seconds,
+                                       "examples": len(pairs["labels"]), "negatives": sum(pairs["negative"])})
     shutil.rmtree(str(output) + ".trainer", ignore_errors=True)
-    return seconds
 
 
 def main() -> int:
@@ -105,16 +109,15 @@ def main() -> int:
     base = args.judges / "pairs-all"
     train_esnli_judge(args.data_dir / "esnli", base, max_eval_examples=0, epochs=1.0, read_explanations=True)
     output = args.judges / f"counterfactual-{args.pairs}"
-    seconds = None
-    if not (output / "config.json").is_file():
+    if not is_finished_judge(output):
         train = [dict(r) for r in load_examples("esnli", args.data_dir / "esnli", "train")]
-        seconds = round(train_counterfactual(base, output, counterfactual_pairs(train, args.pairs)), 1)
+        train_counterfactual(base, output, counterfactual_pairs(train, args.pairs))
+    seconds = round(read_json(output / METRICS_FILE)["train_seconds"], 1)
     test = list(load_examples("esnli", args.data_dir / "esnli", "test", max_examples=args.examples))
     rows = build_suite(test, families=["gold", "label_swap", "drift"])
     result: dict[str, Any] = {"examples": len(test), "pairs": args.pairs, "train_seconds": seconds, "judges": {}}
     for name, directory in (("as built", base), ("counterfactual", output)):
-        judge = NLIJudge.from_pretrained(directory, max_length=256)
-        judge.reads_explanations = True
+        judge = NLIJudge.from_pretrained(directory, max_length=256)  # its nli_metrics.json: it reads explanations
         result["judges"][name] = figures = judge_figures(judge, rows)
         for budget in ("0.01", "0.02"):
             named = figures[f"gold_budget_{budget}"]

@@ -84,8 +84,7 @@ def main() -> int:
         directory = args.judges / f"pairs-{size}"
         metrics = train_esnli_judge(args.data_dir / "esnli", directory, max_eval_examples=0, epochs=1.0,
                                     max_train_examples=None if size == "all" else int(size), read_explanations=True)
-        judge = NLIJudge.from_pretrained(directory, max_length=256)
-        judge.reads_explanations = True  # every judge here was trained on premises followed by their explanation
+        judge = NLIJudge.from_pretrained(directory, max_length=256)  # read_explanations=True: its metrics say so
         result["judges"][size] = {"train_examples": metrics["train_examples"], **judge_figures(judge, rows),
                                   "seconds": round(time.perf_counter() - started, 1)}
         figures = result["judges"][size]

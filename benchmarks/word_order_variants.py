@@ -39,17 +39,28 @@ STATISTICS = {"max": np.max, "q90": lambda o: np.quantile(o, 0.9), "q75": lambda
 BUDGETS = (0.01, 0.02)
 
 
-def margins(model: ExplanationLanguageModel, rows: list[dict[str, Any]], copy: float) -> dict[str, np.ndarray]:
-    """Per statistic, EL(r, x) minus that statistic of EL over 32 seeded orders of r's content words (NaN: none)."""
-    out = {name: np.full(len(rows), np.nan) for name in STATISTICS}
-    for i, row in enumerate(rows):
-        if orders := content_word_permutations(row["rationale"], 32, 0):
-            source = input_text(row)
-            own = model.mean_log_probability(row["rationale"], source, copy)
-            others = np.array([model.mean_log_probability(text, source, copy) for text in orders])
-            for name, statistic in STATISTICS.items():
-                out[name][i] = own - statistic(others)
+def written_and_orders(rows: list[dict[str, Any]]) -> dict[int, list[str]]:
+    """Per row whose explanation has two distinct content words or more: the explanation as written, then 32 seeded
+    orders of its content words (:func:`~larev_hf.hub.findings.content_word_permutations`)."""
+    return {i: [row["rationale"], *orders] for i, row in enumerate(rows)
+            if (orders := content_word_permutations(row["rationale"], 32, 0))}
+
+
+def order_margins(log_p: dict[int, np.ndarray], n_rows: int) -> dict[str, np.ndarray]:
+    """Per statistic, the written order's log-probability minus that statistic of its other orders' (``log_p`` per
+    row as :func:`written_and_orders` lists the texts; NaN for a row without orders)."""
+    out = {name: np.full(n_rows, np.nan) for name in STATISTICS}
+    for i, values in log_p.items():
+        for name, statistic in STATISTICS.items():
+            out[name][i] = values[0] - statistic(values[1:])
     return out
+
+
+def ngram_log_p(model: ExplanationLanguageModel, rows: list[dict[str, Any]], texts: dict[int, list[str]],
+                copy: float) -> dict[int, np.ndarray]:
+    """EL(·, x) of each row's texts: the n-gram model's mean log-probability per word with copy weight ``copy``."""
+    return {i: np.array([model.mean_log_probability(text, input_text(rows[i]), copy) for text in row_texts])
+            for i, row_texts in texts.items()}
 
 
 def train_causal_lm(texts: list[str], directory: Path) -> None:
@@ -80,39 +91,26 @@ def train_causal_lm(texts: list[str], directory: Path) -> None:
     tokenizer.save_pretrained(directory)
 
 
-def neural_margins(directory: Path, rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-    """As :func:`margins`, with the causal LM in ``directory``: each text's summed token log-probability."""
+def neural_log_p(directory: Path, texts: dict[int, list[str]]) -> dict[int, np.ndarray]:
+    """Each row's texts scored by the causal LM in ``directory``: the summed token log-probability, in batches."""
     import torch
     from transformers import AutoTokenizer, BertLMHeadModel
 
     tokenizer, model = AutoTokenizer.from_pretrained(directory), BertLMHeadModel.from_pretrained(directory).eval()
-    texts, owners = [], []
-    for i, row in enumerate(rows):
-        if orders := content_word_permutations(row["rationale"], 32, 0):
-            texts += [row["rationale"], *orders]
-            owners += [(i, True)] + [(i, False)] * len(orders)
-    log_p = np.zeros(len(texts))
-    by_length = sorted(range(len(texts)), key=lambda k: len(texts[k]))
+    flat = [text for row_texts in texts.values() for text in row_texts]
+    log_p = np.zeros(len(flat))
+    by_length = sorted(range(len(flat)), key=lambda k: len(flat[k]))
     with torch.inference_mode():
         for start in range(0, len(by_length), 128):
             batch = by_length[start:start + 128]
-            encoded = tokenizer([texts[k] for k in batch], return_tensors="pt", padding=True, truncation=True,
+            encoded = tokenizer([flat[k] for k in batch], return_tensors="pt", padding=True, truncation=True,
                                 max_length=64)
             logits = model(**encoded).logits[:, :-1].float()
             targets, mask = encoded["input_ids"][:, 1:], encoded["attention_mask"][:, 1:].float()
             token_log_p = torch.log_softmax(logits, -1).gather(-1, targets[..., None]).squeeze(-1)
             log_p[batch] = (token_log_p * mask).sum(1).numpy()
-    own, others = np.full(len(rows), np.nan), {}
-    for (i, written), value in zip(owners, log_p, strict=True):
-        if written:
-            own[i] = value
-        else:
-            others.setdefault(i, []).append(value)
-    out = {name: np.full(len(rows), np.nan) for name in STATISTICS}
-    for i, values in others.items():
-        for name, statistic in STATISTICS.items():
-            out[name][i] = own[i] - statistic(np.array(values))
-    return out
+    bounds = np.cumsum([0, *(len(row_texts) for row_texts in texts.values())])
+    return {i: log_p[a:b] for i, a, b in zip(texts, bounds[:-1], bounds[1:], strict=True)}
 
 
 def named_shares(margin: np.ndarray, family: np.ndarray, held: np.ndarray) -> dict[str, Any]:
@@ -153,16 +151,17 @@ def main() -> int:
     explanations = [r["rationale"] for r in train]
     corpora = {"explanations": explanations,
                "explanations+inputs": explanations + [r["premise"] for r in train] + [r["hypothesis"] for r in train]}
+    orders = written_and_orders(rows)
     result: dict[str, Any] = {"examples": len(test), "variants": {}}
     for corpus, texts in corpora.items():
         model = ExplanationLanguageModel(texts, 3)
         for copy in (0.2, 0.0):
-            for statistic, margin in margins(model, rows, copy).items():
+            for statistic, margin in order_margins(ngram_log_p(model, rows, orders, copy), len(rows)).items():
                 report(result, f"{corpus}, copy {copy}, {statistic}", named_shares(margin, family, held))
     if args.neural_lm is not None:
         if not (args.neural_lm / "config.json").is_file():
             train_causal_lm(corpora["explanations+inputs"], args.neural_lm)
-        for statistic, margin in neural_margins(args.neural_lm, rows).items():
+        for statistic, margin in order_margins(neural_log_p(args.neural_lm, orders), len(rows)).items():
             report(result, f"MiniLM causal LM, {statistic}", named_shares(margin, family, held))
     result["seconds"] = round(time.perf_counter() - started, 1)
     write_json(args.json, result)
